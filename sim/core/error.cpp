@@ -1,0 +1,32 @@
+#include "sim/core/error.hpp"
+
+namespace sp {
+
+std::string SourceLocation::str() const {
+  std::string s = file.empty() ? std::string("<input>") : file;
+  if (line > 0) {
+    s += ':' + std::to_string(line);
+    if (column > 0) s += ':' + std::to_string(column);
+  }
+  return s;
+}
+
+namespace {
+std::string format_input_error(const SourceLocation& where, const std::string& key,
+                               const std::string& message, const std::string& hint) {
+  std::string s = where.str() + ": ";
+  if (!key.empty()) s += key + ": ";
+  s += message;
+  if (!hint.empty()) s += " (" + hint + ")";
+  return s;
+}
+}  // namespace
+
+InputError::InputError(SourceLocation where, std::string key, std::string message, std::string hint)
+    : std::runtime_error(format_input_error(where, key, message, hint)),
+      where_(std::move(where)),
+      key_(std::move(key)),
+      message_(std::move(message)),
+      hint_(std::move(hint)) {}
+
+}  // namespace sp

@@ -1,0 +1,43 @@
+// Typed errors. Library code never exits: it throws, and only the CLI decides exit codes.
+//  - InputError: the user's input is wrong (file, YAML, key, unit, value); exit status 2.
+//  - ModelError: the input is valid but cannot be simulated (e.g. an empty group); exit status 1.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace sp {
+
+/// Where a value came from: a file position (line/column 1-based, 0 = unknown) or a
+/// command-line override such as "--set seed=3".
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int column = 0;
+
+  std::string str() const;
+};
+
+class InputError : public std::runtime_error {
+ public:
+  /// `key` is the dotted key path ("platform.scale_out.nic_bandwidth"), empty for whole-file errors.
+  InputError(SourceLocation where, std::string key, std::string message, std::string hint = {});
+
+  const SourceLocation& where() const { return where_; }
+  const std::string& key() const { return key_; }
+  const std::string& message() const { return message_; }
+  const std::string& hint() const { return hint_; }
+
+ private:
+  SourceLocation where_;
+  std::string key_;
+  std::string message_;
+  std::string hint_;
+};
+
+class ModelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace sp

@@ -1,0 +1,28 @@
+#include "sim/core/time.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace sp {
+
+namespace {
+// Largest magnitude (in ps) a double can be converted to int64 without overflow.
+constexpr double kMaxPs = 9.2e18;
+
+std::int64_t round_ps(double ps) {
+  if (!std::isfinite(ps) || std::fabs(ps) > kMaxPs) {
+    throw std::out_of_range("time span of " + std::to_string(ps * 1e-12) +
+                            " s is outside the simulated range (about +-106 days)");
+  }
+  return std::llround(ps);
+}
+}  // namespace
+
+Duration seconds(double s) { return Duration::from_ps(round_ps(s * 1e12)); }
+
+Duration scale(Duration d, double factor) {
+  return Duration::from_ps(round_ps(static_cast<double>(d.ps()) * factor));
+}
+
+}  // namespace sp
