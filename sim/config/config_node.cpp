@@ -1,0 +1,261 @@
+#include "sim/config/config_node.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+#include "sim/config/config_impl.hpp"
+#include "sim/config/quantity.hpp"
+
+namespace sp::config {
+
+ConfigNode::ConfigNode(std::shared_ptr<const Impl> impl, std::shared_ptr<const LoadContext> ctx,
+                       std::string path, std::string origin)
+    : impl_(std::move(impl)), ctx_(std::move(ctx)), path_(std::move(path)), origin_(std::move(origin)) {}
+
+SourceLocation ConfigNode::location() const {
+  if (origin_.rfind("--set", 0) == 0) return SourceLocation{origin_, 0, 0};
+  const YAML::Mark m = impl_->node.Mark();
+  if (m.is_null()) return SourceLocation{origin_, 0, 0};
+  return SourceLocation{origin_, m.line + 1, m.column + 1};
+}
+
+void ConfigNode::fail(const std::string& message, const std::string& hint) const {
+  throw InputError(location(), path_, message, hint);
+}
+
+bool ConfigNode::is_map() const { return impl_->node.IsMap(); }
+bool ConfigNode::is_sequence() const { return impl_->node.IsSequence(); }
+bool ConfigNode::is_scalar() const { return impl_->node.IsScalar(); }
+bool ConfigNode::is_null() const { return !impl_->node.IsDefined() || impl_->node.IsNull(); }
+
+ConfigNode ConfigNode::child(std::string path) const {
+  const auto it = ctx_->origins.find(path);
+  return ConfigNode(impl_, ctx_, std::move(path), it == ctx_->origins.end() ? origin_ : it->second);
+}
+
+bool ConfigNode::has(std::string_view key) const {
+  if (!is_map()) return false;
+  const YAML::Node& n = impl_->node;
+  return n[std::string(key)].IsDefined();
+}
+
+std::optional<ConfigNode> ConfigNode::find(std::string_view key) const {
+  if (!is_map()) {
+    if (is_null()) return std::nullopt;
+    fail("expected a mapping (key: value pairs)");
+  }
+  const YAML::Node& n = impl_->node;
+  const YAML::Node c = n[std::string(key)];
+  if (!c.IsDefined()) return std::nullopt;
+  const std::string p = path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  ConfigNode out = child(p);
+  out.impl_ = std::make_shared<const Impl>(Impl{c});
+  return out;
+}
+
+ConfigNode ConfigNode::at(std::string_view key) const {
+  std::optional<ConfigNode> c = find(key);
+  const std::string p = path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  if (!c) throw InputError(location(), p, "missing required key");
+  if (c->is_null()) c->fail("has no value");
+  return *c;
+}
+
+std::vector<ConfigNode> ConfigNode::elements() const {
+  if (!is_sequence()) fail("expected a list");
+  std::vector<ConfigNode> out;
+  std::size_t i = 0;
+  for (const YAML::Node& e : impl_->node) {
+    ConfigNode c = child(path_ + "[" + std::to_string(i++) + "]");
+    c.impl_ = std::make_shared<const Impl>(Impl{e});
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<std::pair<YAML::Node, YAML::Node>> ConfigNode::entries_checked() const {
+  if (!is_map()) fail("expected a mapping (key: value pairs)");
+  std::vector<std::pair<YAML::Node, YAML::Node>> out;
+  for (const auto& kv : impl_->node) {
+    if (!kv.first.IsScalar()) fail("keys must be plain names");
+    out.emplace_back(kv.first, kv.second);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, ConfigNode>> ConfigNode::entries() const {
+  std::vector<std::pair<std::string, ConfigNode>> out;
+  for (const auto& kv : entries_checked()) {
+    const std::string key = kv.first.Scalar();
+    ConfigNode c = child(path_.empty() ? key : path_ + "." + key);
+    c.impl_ = std::make_shared<const Impl>(Impl{kv.second});
+    out.emplace_back(key, std::move(c));
+  }
+  return out;
+}
+
+void ConfigNode::expect_only(std::initializer_list<std::string_view> allowed) const {
+  const std::vector<std::string> names(allowed.begin(), allowed.end());
+  std::set<std::string> seen;
+  for (const auto& kv : entries_checked()) {
+    const std::string& key = kv.first.Scalar();
+    // A bad key is reported where the key is written, not where its value is.
+    const auto fail_at_key = [&](const std::string& message, const std::string& hint) {
+      const YAML::Mark m = kv.first.Mark();
+      const std::string p = path_.empty() ? key : path_ + "." + key;
+      ConfigNode c = child(p);
+      SourceLocation where = c.location();
+      if (where.line > 0 && !m.is_null()) {
+        where.line = m.line + 1;
+        where.column = m.column + 1;
+      }
+      throw InputError(where, p, message, hint);
+    };
+    if (!seen.insert(key).second) fail_at_key("duplicate key", "");
+    if (std::find(names.begin(), names.end(), key) != names.end()) continue;
+    const std::optional<std::string> guess = closest_match(key, names);
+    std::string valid;
+    for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
+    fail_at_key("unknown key", guess ? "did you mean '" + *guess + "'? valid keys: " + valid
+                                     : "valid keys: " + valid);
+  }
+}
+
+std::string ConfigNode::scalar_text(std::string_view what) const {
+  if (!is_scalar()) fail("expected " + std::string(what));
+  return impl_->node.Scalar();
+}
+
+std::string ConfigNode::as_string() const { return scalar_text("a text value"); }
+
+double ConfigNode::as_number() const {
+  const std::string s = scalar_text("a number");
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v)) {
+    fail("\"" + s + "\" is not a number");
+  }
+  return v;
+}
+
+std::int64_t ConfigNode::as_int() const {
+  const std::string s = scalar_text("an integer");
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno == ERANGE) fail("\"" + s + "\" is not an integer");
+  return v;
+}
+
+std::int64_t ConfigNode::as_positive_int() const {
+  const std::int64_t v = as_int();
+  if (v < 1) fail("must be at least 1, got " + std::to_string(v));
+  return v;
+}
+
+double ConfigNode::as_positive_number() const {
+  const double v = as_number();
+  if (!(v > 0.0)) fail("must be greater than 0, got " + as_string());
+  return v;
+}
+
+double ConfigNode::as_fraction() const {
+  const double v = as_number();
+  if (!(v > 0.0 && v <= 1.0)) fail("must be in (0, 1], got " + as_string());
+  return v;
+}
+
+bool ConfigNode::as_bool() const {
+  const std::string s = scalar_text("true or false");
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  fail("\"" + s + "\" is not true or false");
+}
+
+namespace {
+template <class F>
+auto parse_located(const ConfigNode& n, const std::string& text, F parse) {
+  try {
+    return parse(text);
+  } catch (const QuantityError& e) {
+    n.fail(e.what(), e.hint());
+  } catch (const std::out_of_range& e) {
+    n.fail(e.what());
+  }
+}
+}  // namespace
+
+Bytes ConfigNode::as_bytes() const { return parse_located(*this, scalar_text("a size"), parse_bytes); }
+BytesPerSecond ConfigNode::as_bandwidth() const {
+  return parse_located(*this, scalar_text("a bandwidth"), parse_bandwidth);
+}
+Duration ConfigNode::as_duration() const {
+  return parse_located(*this, scalar_text("a time"), parse_duration);
+}
+Flops ConfigNode::as_flops() const { return parse_located(*this, scalar_text("a FLOP count"), parse_flops); }
+FlopsPerSecond ConfigNode::as_flop_rate() const {
+  return parse_located(*this, scalar_text("a compute rate"), parse_flop_rate);
+}
+Watts ConfigNode::as_power() const { return parse_located(*this, scalar_text("a power"), parse_power); }
+
+Bytes ConfigNode::as_positive_bytes() const {
+  const Bytes b = as_bytes();
+  if (!(b.value() > 0)) fail("must be greater than 0, got \"" + as_string() + "\"");
+  return b;
+}
+BytesPerSecond ConfigNode::as_positive_bandwidth() const {
+  const BytesPerSecond b = as_bandwidth();
+  if (!(b.value() > 0)) fail("must be greater than 0, got \"" + as_string() + "\"");
+  return b;
+}
+FlopsPerSecond ConfigNode::as_positive_flop_rate() const {
+  const FlopsPerSecond f = as_flop_rate();
+  if (!(f.value() > 0)) fail("must be greater than 0, got \"" + as_string() + "\"");
+  return f;
+}
+Duration ConfigNode::as_nonnegative_duration() const {
+  const Duration d = as_duration();
+  if (d < Duration::zero()) fail("must not be negative, got \"" + as_string() + "\"");
+  return d;
+}
+
+std::string ConfigNode::dump() const {
+  YAML::Emitter out;
+  out << impl_->node;
+  return out.c_str();
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+}  // namespace sp::config

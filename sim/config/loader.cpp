@@ -1,0 +1,201 @@
+#include "sim/config/loader.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <variant>
+
+#include "sim/config/config_impl.hpp"
+
+namespace sp::config {
+
+namespace {
+
+namespace fs = std::filesystem;
+constexpr int kMaxIncludeDepth = 16;
+
+YAML::Node parse_yaml(const std::string& text, const std::string& label) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
+    const int column = e.mark.is_null() ? 0 : e.mark.column + 1;
+    throw InputError(SourceLocation{label, line, column}, "", "YAML syntax error: " + e.msg);
+  }
+}
+
+std::string join_key(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+// Replaces every `!include file` below `node` by the loaded file, recording where it came from.
+void resolve_includes(YAML::Node node, const fs::path& dir, const std::string& path,
+                      const std::string& file, LoadContext& ctx, int depth) {
+  const auto include = [&](YAML::Node target, const std::string& child_path) -> YAML::Node {
+    const YAML::Mark m = target.Mark();
+    const SourceLocation where{file, m.line + 1, m.column + 1};
+    if (!target.IsScalar() || target.Scalar().empty()) {
+      throw InputError(where, child_path, "!include needs a file name");
+    }
+    if (depth >= kMaxIncludeDepth) {
+      throw InputError(where, child_path, "!include nested too deeply", "is there an include cycle?");
+    }
+    const fs::path inc = (dir / target.Scalar()).lexically_normal();
+    std::string text;
+    try {
+      text = read_text_file(inc.string());
+    } catch (const InputError& e) {
+      throw InputError(where, child_path, e.message());
+    }
+    YAML::Node loaded = parse_yaml(text, inc.string());
+    ctx.origins[child_path] = inc.string();
+    resolve_includes(loaded, inc.parent_path(), child_path, inc.string(), ctx, depth + 1);
+    return loaded;
+  };
+
+  if (node.IsMap()) {
+    for (auto kv : node) {
+      const std::string child_path = join_key(path, kv.first.Scalar());
+      if (kv.second.Tag() == "!include") {
+        node[kv.first.Scalar()] = include(kv.second, child_path);
+      } else {
+        resolve_includes(kv.second, dir, child_path, file, ctx, depth);
+      }
+    }
+  } else if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const std::string child_path = path + "[" + std::to_string(i) + "]";
+      if (node[i].Tag() == "!include") {
+        node[i] = include(node[i], child_path);
+      } else {
+        resolve_includes(node[i], dir, child_path, file, ctx, depth);
+      }
+    }
+  }
+}
+
+using Segment = std::variant<std::string, std::size_t>;
+
+std::vector<Segment> split_path(const Override& o) {
+  const SourceLocation where{"--set " + o.text, 0, 0};
+  std::vector<Segment> segs;
+  std::size_t i = 0;
+  const std::string& p = o.path;
+  while (i < p.size()) {
+    if (p[i] == '[') {
+      const std::size_t close = p.find(']', i);
+      const std::string digits = close == std::string::npos ? "" : p.substr(i + 1, close - i - 1);
+      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+        throw InputError(where, o.path, "bad list index in key path", "write e.g. accelerators[2]");
+      }
+      segs.emplace_back(static_cast<std::size_t>(std::stoull(digits)));
+      i = close + 1;
+      if (i < p.size() && p[i] == '.') ++i;
+    } else {
+      const std::size_t end = p.find_first_of(".[", i);
+      const std::string key = p.substr(i, end == std::string::npos ? std::string::npos : end - i);
+      if (key.empty()) throw InputError(where, o.path, "empty key in key path");
+      segs.emplace_back(key);
+      i = end == std::string::npos ? p.size() : end;
+      if (i < p.size() && p[i] == '.') ++i;
+    }
+  }
+  if (segs.empty()) throw InputError(where, o.path, "empty key path");
+  return segs;
+}
+
+void set_path(YAML::Node node, const std::vector<Segment>& segs, std::size_t i, const YAML::Node& value,
+              const Override& o, const std::string& walked) {
+  const SourceLocation where{"--set " + o.text, 0, 0};
+  const bool last = i + 1 == segs.size();
+  if (const auto* key = std::get_if<std::string>(&segs[i])) {
+    if (!node.IsMap() && !node.IsNull()) {
+      throw InputError(where, walked, "is not a mapping, so it has no key '" + *key + "'");
+    }
+    if (last) {
+      node[*key] = value;
+      return;
+    }
+    if (!node[*key].IsDefined() || node[*key].IsNull()) node[*key] = YAML::Node(YAML::NodeType::Map);
+    set_path(node[*key], segs, i + 1, value, o, join_key(walked, *key));
+    return;
+  }
+  const std::size_t idx = std::get<std::size_t>(segs[i]);
+  if (!node.IsSequence() || idx > node.size() || (idx == node.size() && !last)) {
+    throw InputError(where, walked, "has no element [" + std::to_string(idx) + "]");
+  }
+  if (last) {
+    if (idx == node.size()) {
+      node.push_back(value);
+    } else {
+      node[idx] = value;
+    }
+    return;
+  }
+  set_path(node[idx], segs, i + 1, value, o, walked + "[" + std::to_string(idx) + "]");
+}
+
+std::string canonical_path(const std::vector<Segment>& segs) {
+  std::string out;
+  for (const Segment& s : segs) {
+    if (const auto* key = std::get_if<std::string>(&s)) {
+      out = join_key(out, *key);
+    } else {
+      out += "[" + std::to_string(std::get<std::size_t>(s)) + "]";
+    }
+  }
+  return out;
+}
+
+ConfigNode finish_load(YAML::Node root, const std::string& label, const fs::path& dir,
+                       const std::vector<Override>& overrides) {
+  auto ctx = std::make_shared<LoadContext>();
+  resolve_includes(root, dir, "", label, *ctx, 0);
+  if (!overrides.empty() && root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  for (const Override& o : overrides) {
+    const std::vector<Segment> segs = split_path(o);
+    const YAML::Node value = parse_yaml(o.value, "--set " + o.text);
+    set_path(root, segs, 0, value, o, "");
+    ctx->origins[canonical_path(segs)] = "--set " + o.text;
+  }
+  return make_node(root, std::move(ctx), "", label);
+}
+
+}  // namespace
+
+Override parse_override(const std::string& argument) {
+  const std::size_t eq = argument.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw InputError(SourceLocation{"--set " + argument, 0, 0}, "",
+                     "expected key.path=value", "e.g. --set platform.scale_out.nics=4");
+  }
+  return Override{argument.substr(0, eq), argument.substr(eq + 1), argument};
+}
+
+std::string read_text_file(const std::string& file) {
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) {
+    throw InputError(SourceLocation{file, 0, 0}, "", "is a directory, expected a YAML file");
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    throw InputError(SourceLocation{file, 0, 0}, "", std::string("cannot open: ") + std::strerror(errno));
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+ConfigNode load_file(const std::string& file, const std::vector<Override>& overrides) {
+  const std::string text = read_text_file(file);
+  return finish_load(parse_yaml(text, file), file, fs::path(file).parent_path(), overrides);
+}
+
+ConfigNode load_string(const std::string& yaml, const std::string& name,
+                       const std::vector<Override>& overrides) {
+  return finish_load(parse_yaml(yaml, name), name, fs::current_path(), overrides);
+}
+
+}  // namespace sp::config
