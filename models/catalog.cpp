@@ -1,0 +1,100 @@
+#include "models/catalog.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include "sim/config/loader.hpp"
+
+#ifndef SCALEPOINT_SOURCE_DIR
+#error "SCALEPOINT_SOURCE_DIR must be defined by the build"
+#endif
+
+namespace sp::models {
+
+namespace fs = std::filesystem;
+
+fs::path data_root() {
+  if (const char* home = std::getenv("SCALEPOINT_HOME"); home != nullptr && *home != '\0') {
+    return fs::path(home);
+  }
+  return fs::path(SCALEPOINT_SOURCE_DIR);
+}
+
+std::string normalize_name(const std::string& name) {
+  std::string out;
+  for (unsigned char c : name) {
+    if (std::isalnum(c)) out += static_cast<char>(std::tolower(c));
+  }
+  return out;
+}
+
+Catalog::Catalog(fs::path models_dir) : dir_(std::move(models_dir)) {}
+
+std::vector<fs::path> Catalog::yaml_files(const std::string& sub) const {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_ / sub, ec)) {
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+  }
+  if (ec) {
+    throw InputError(SourceLocation{(dir_ / sub).string(), 0, 0}, "",
+                     "cannot list the model directory: " + ec.message(),
+                     "set SCALEPOINT_HOME to the folder that holds models/");
+  }
+  std::sort(files.begin(), files.end());  // directory order is not portable
+  return files;
+}
+
+std::vector<Accelerator> Catalog::accelerators() const {
+  std::vector<Accelerator> out;
+  for (const auto& f : yaml_files("hardware")) out.push_back(parse_accelerator(config::load_file(f.string())));
+  return out;
+}
+
+std::vector<Workload> Catalog::workloads() const {
+  std::vector<Workload> out;
+  for (const auto& f : yaml_files("workloads")) out.push_back(parse_workload(config::load_file(f.string())));
+  return out;
+}
+
+namespace {
+template <class T, class NamesOf>
+T find_by_name(const std::vector<T>& items, const config::ConfigNode& where, const char* what,
+               NamesOf names_of) {
+  const std::string wanted = where.as_string();
+  const std::string key = normalize_name(wanted);
+  std::vector<std::string> all;
+  std::optional<std::string> guess;
+  for (const T& item : items) {
+    for (const std::string& n : names_of(item)) {
+      const std::string norm = normalize_name(n);
+      if (norm == key) return item;
+      // A name the user abbreviated ("H100-SXM") is a better guess than a close spelling.
+      if (!guess && !key.empty() && norm.find(key) != std::string::npos) guess = item.name;
+    }
+    all.push_back(item.name);
+  }
+  if (!guess) guess = config::closest_match(wanted, all);
+  std::string list;
+  for (const auto& n : all) list += (list.empty() ? "" : ", ") + n;
+  where.fail(std::string("unknown ") + what + " '" + wanted + "'",
+             (guess ? "did you mean '" + *guess + "'? " : std::string()) + "known: " + list);
+}
+}  // namespace
+
+Accelerator Catalog::accelerator(const config::ConfigNode& where) const {
+  return find_by_name(accelerators(), where, "accelerator", [](const Accelerator& a) {
+    std::vector<std::string> names = a.aliases;
+    names.push_back(a.name);
+    return names;
+  });
+}
+
+Workload Catalog::workload(const config::ConfigNode& where) const {
+  return find_by_name(workloads(), where, "workload", [](const Workload& w) {
+    return std::vector<std::string>{w.name, w.mlperf_benchmark};
+  });
+}
+
+}  // namespace sp::models

@@ -1,0 +1,41 @@
+// The model catalog: accelerators and workloads found by name or alias in models/hardware and
+// models/workloads. An unknown name is an InputError at the key that named it, with a
+// did-you-mean and the list of known names.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "models/hardware/accelerator.hpp"
+#include "models/workloads/workload.hpp"
+#include "sim/config/config_node.hpp"
+
+namespace sp::models {
+
+/// The directory holding models/ and scenarios/: $SCALEPOINT_HOME when set, else the source tree
+/// the program was built from.
+std::filesystem::path data_root();
+
+/// Lower-case letters and digits only, so "NVIDIA H100-SXM5-80GB" and "nvidia h100 sxm5 80gb" match.
+std::string normalize_name(const std::string& name);
+
+class Catalog {
+ public:
+  explicit Catalog(std::filesystem::path models_dir);
+
+  /// The accelerator whose name or alias matches `name` (given at config key `where`).
+  Accelerator accelerator(const config::ConfigNode& where) const;
+  /// The workload whose name matches `name` (given at config key `where`).
+  Workload workload(const config::ConfigNode& where) const;
+
+  /// Every accelerator file, parsed, in file-name order.
+  std::vector<Accelerator> accelerators() const;
+  std::vector<Workload> workloads() const;
+
+ private:
+  std::vector<std::filesystem::path> yaml_files(const std::string& sub) const;
+  std::filesystem::path dir_;
+};
+
+}  // namespace sp::models

@@ -1,0 +1,36 @@
+// An accelerator kind (models/hardware/*.yaml): peak throughput per precision, memory, the
+// scale-up link and the node MLPerf submitters built around it.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/config/config_node.hpp"
+#include "sim/core/units.hpp"
+
+namespace sp::models {
+
+struct Accelerator {
+  std::string name;
+  std::string vendor;
+  std::vector<std::string> aliases;
+  std::map<std::string, FlopsPerSecond> peak;  // dense tensor rate by precision: bf16, fp16, fp8
+  Bytes memory_capacity;
+  BytesPerSecond memory_bandwidth;
+  std::string scale_up_topology;  // switch | bridge | pcie | torus3d
+  std::string scale_up_link;
+  BytesPerSecond scale_up_bandwidth;  // per accelerator, per direction
+  std::optional<Watts> tdp;
+  int typical_accelerators_per_node = 1;
+  int typical_nics = 0;
+  BytesPerSecond typical_nic_bandwidth;
+
+  /// Peak at `precision`; InputError at `where` when the accelerator has no such mode.
+  FlopsPerSecond peak_for(const std::string& precision, const config::ConfigNode& where) const;
+};
+
+Accelerator parse_accelerator(const config::ConfigNode& node);
+
+}  // namespace sp::models

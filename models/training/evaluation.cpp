@@ -1,0 +1,42 @@
+#include "models/training/evaluation.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sp::models {
+
+double evaluation_interval_samples(const Workload& w, std::int64_t gbs) {
+  const EvaluationRule& e = w.evaluation;
+  if (e.interval_epochs > 0) return e.interval_epochs * static_cast<double>(w.train_samples);
+  double interval = e.interval_per_global_batch * static_cast<double>(gbs) + e.interval_samples;
+  if (e.round_down_to > 0) {
+    const double r = static_cast<double>(e.round_down_to);
+    interval = std::max(r, std::floor(interval / r) * r);
+  }
+  if (e.round_up_to_global_batch) {
+    const double g = static_cast<double>(gbs);
+    interval = std::ceil(interval / g) * g;
+  }
+  return interval;
+}
+
+EvaluationCost evaluation_cost(const Workload& w, const ComputeModel& compute, int accelerators,
+                               int nodes, double per_accelerator_batch, double samples_to_converge,
+                               std::int64_t gbs) {
+  EvaluationCost c;
+  const EvaluationRule& e = w.evaluation;
+  if (!e.timed) return c;
+  const double skipped =
+      std::floor(e.skip_per_global_batch * static_cast<double>(gbs) + static_cast<double>(e.skip_count));
+  c.evaluations = std::max(0.0, samples_to_converge / evaluation_interval_samples(w, gbs) - skipped);
+  // The evaluation set is split across the accelerators; each runs forward passes only, at the
+  // efficiency of its training batch size.
+  const double eval_per_accelerator = static_cast<double>(e.samples) / accelerators;
+  const Duration forward = scale(compute.time(w.forward_flops_per_sample(), per_accelerator_batch),
+                                 eval_per_accelerator / per_accelerator_batch);
+  c.each = forward + e.host_time / nodes;
+  c.total = scale(c.each, c.evaluations);
+  return c;
+}
+
+}  // namespace sp::models

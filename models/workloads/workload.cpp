@@ -1,0 +1,159 @@
+#include "models/workloads/workload.hpp"
+
+#include <cmath>
+
+namespace sp::models {
+
+std::int64_t Workload::total_parameters() const {
+  std::int64_t n = 0;
+  for (const auto& l : layers) n += l.parameters * l.repeat;
+  return n;
+}
+
+std::int64_t Workload::trainable_parameters() const {
+  std::int64_t n = 0;
+  for (const auto& l : layers) n += l.trainable_parameters * l.repeat;
+  return n;
+}
+
+Flops Workload::forward_flops_per_sample() const {
+  Flops f;
+  for (const auto& l : layers) f += l.forward * static_cast<double>(l.repeat);
+  return f;
+}
+
+Flops Workload::backward_flops_per_sample() const {
+  Flops f;
+  for (const auto& l : layers) f += l.backward * static_cast<double>(l.repeat);
+  return f;
+}
+
+namespace {
+
+std::int64_t nonnegative_int(const config::ConfigNode& n) {
+  const std::int64_t v = n.as_int();
+  if (v < 0) n.fail("must not be negative");
+  return v;
+}
+
+Flops nonnegative_flops(const config::ConfigNode& n) {
+  const Flops f = n.as_flops();
+  if (f.value() < 0) n.fail("must not be negative");
+  return f;
+}
+
+LayerGroup parse_layer(const config::ConfigNode& n) {
+  n.expect_only({"name", "repeat", "parameters", "trainable_parameters", "forward", "backward"});
+  LayerGroup l;
+  l.name = n.at("name").as_string();
+  if (auto r = n.find("repeat")) l.repeat = static_cast<int>(r->as_positive_int());
+  l.parameters = nonnegative_int(n.at("parameters"));
+  l.trainable_parameters = l.parameters;
+  if (auto t = n.find("trainable_parameters")) {
+    l.trainable_parameters = nonnegative_int(*t);
+    if (l.trainable_parameters > l.parameters) t->fail("exceeds parameters");
+  }
+  l.forward = nonnegative_flops(n.at("forward"));
+  l.backward = nonnegative_flops(n.at("backward"));
+  return l;
+}
+
+EvaluationRule parse_evaluation(const config::ConfigNode& n) {
+  n.expect_only({"timed", "samples", "interval", "skip_first", "host_time"});
+  EvaluationRule e;
+  e.timed = n.at("timed").as_bool();
+  e.samples = n.at("samples").as_positive_int();
+  const config::ConfigNode iv = n.at("interval");
+  iv.expect_only({"per_global_batch", "samples", "round_down_to", "round_up_to_global_batch", "epochs"});
+  if (auto x = iv.find("epochs")) {
+    if (iv.has("samples") || iv.has("per_global_batch")) x->fail("give either epochs or samples, not both");
+    e.interval_epochs = x->as_positive_number();
+  } else {
+    if (auto x = iv.find("per_global_batch")) e.interval_per_global_batch = x->as_number();
+    if (auto x = iv.find("samples")) e.interval_samples = x->as_number();
+    if (auto x = iv.find("round_down_to")) e.round_down_to = x->as_positive_int();
+    if (auto x = iv.find("round_up_to_global_batch")) e.round_up_to_global_batch = x->as_bool();
+    if (e.interval_per_global_batch < 0 || e.interval_samples < 0 ||
+        e.interval_per_global_batch + e.interval_samples <= 0) {
+      iv.fail("needs a positive interval: epochs, or samples and/or per_global_batch");
+    }
+  }
+  if (auto s = n.find("skip_first")) {
+    s->expect_only({"per_global_batch", "count"});
+    if (auto x = s->find("per_global_batch")) e.skip_per_global_batch = x->as_number();
+    if (auto x = s->find("count")) e.skip_count = nonnegative_int(*x);
+  }
+  e.host_time = n.at("host_time").as_nonnegative_duration();
+  return e;
+}
+
+ConvergenceTable parse_convergence(const config::ConfigNode& n) {
+  n.expect_only({"unit", "points"});
+  ConvergenceTable t;
+  const config::ConfigNode unit = n.at("unit");
+  const std::string u = unit.as_string();
+  if (u == "samples") {
+    t.unit = ConvergenceTable::Unit::samples;
+  } else if (u == "epochs") {
+    t.unit = ConvergenceTable::Unit::epochs;
+  } else {
+    unit.fail("unknown unit '" + u + "'", "valid: samples, epochs");
+  }
+  for (const auto& p : n.at("points").elements()) {
+    p.expect_only({"global_batch", "mean", "stdev", "runs", "pruned"});
+    ConvergencePoint c;
+    c.global_batch = p.at("global_batch").as_positive_int();
+    c.mean = p.at("mean").as_positive_number();
+    c.stdev = p.at("stdev").as_number();
+    if (c.stdev < 0) p.at("stdev").fail("must not be negative");
+    c.runs = static_cast<int>(p.at("runs").as_positive_int());
+    c.pruned = p.at("pruned").as_bool();
+    if (!t.points.empty() && c.global_batch <= t.points.back().global_batch) {
+      p.at("global_batch").fail("points must be in ascending global_batch order");
+    }
+    t.points.push_back(c);
+  }
+  bool any_pruned = false;
+  for (const auto& c : t.points) any_pruned = any_pruned || c.pruned;
+  if (!any_pruned) n.at("points").fail("needs at least one point with pruned: true");
+  return t;
+}
+
+}  // namespace
+
+Workload parse_workload(const config::ConfigNode& n) {
+  n.expect_only({"name", "mlperf_benchmark", "description", "sample", "precision",
+                 "gradient_bytes_per_parameter", "gradient_bucket", "optimizer_traffic_per_parameter",
+                 "compute", "layers", "dataset", "evaluation", "convergence"});
+  Workload w;
+  w.name = n.at("name").as_string();
+  w.mlperf_benchmark = n.at("mlperf_benchmark").as_string();
+  w.description = n.at("description").as_string();
+  w.sample = n.at("sample").as_string();
+  const config::ConfigNode prec = n.at("precision");
+  w.precision = prec.as_string();
+  if (w.precision != "bf16" && w.precision != "fp16" && w.precision != "fp8") {
+    prec.fail("unknown precision '" + w.precision + "'", "valid: bf16, fp16, fp8");
+  }
+  w.gradient_bytes_per_parameter = n.at("gradient_bytes_per_parameter").as_positive_bytes();
+  w.gradient_bucket = n.at("gradient_bucket").as_positive_bytes();
+  w.optimizer_traffic_per_parameter = n.at("optimizer_traffic_per_parameter").as_bytes();
+  const config::ConfigNode compute = n.at("compute");
+  compute.expect_only({"efficiency_max", "half_efficiency_batch"});
+  w.efficiency_max = compute.at("efficiency_max").as_fraction();
+  w.half_efficiency_batch = compute.at("half_efficiency_batch").as_number();
+  if (w.half_efficiency_batch < 0) compute.at("half_efficiency_batch").fail("must not be negative");
+  const config::ConfigNode layers = n.at("layers");
+  for (const auto& l : layers.elements()) w.layers.push_back(parse_layer(l));
+  if (w.layers.empty()) layers.fail("needs at least one layer");
+  if (w.forward_flops_per_sample().value() <= 0) layers.fail("total forward FLOPs must be positive");
+  if (w.trainable_parameters() <= 0) layers.fail("needs at least one trainable parameter");
+  const config::ConfigNode ds = n.at("dataset");
+  ds.expect_only({"train_samples"});
+  w.train_samples = ds.at("train_samples").as_positive_int();
+  w.evaluation = parse_evaluation(n.at("evaluation"));
+  w.convergence = parse_convergence(n.at("convergence"));
+  return w;
+}
+
+}  // namespace sp::models

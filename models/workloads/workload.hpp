@@ -1,0 +1,77 @@
+// A training workload (models/workloads/*.yaml): its layers as data (parameters, trainable
+// parameters, per-sample forward and backward FLOPs), gradient and optimizer sizes, the compute
+// efficiency curve, the evaluation rules and the convergence table from the MLPerf RCPs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/config/config_node.hpp"
+#include "sim/core/time.hpp"
+#include "sim/core/units.hpp"
+
+namespace sp::models {
+
+struct LayerGroup {
+  std::string name;
+  int repeat = 1;
+  std::int64_t parameters = 0;            // per instance
+  std::int64_t trainable_parameters = 0;  // per instance
+  Flops forward;                          // per sample, per instance
+  Flops backward;                         // per sample, per instance
+};
+
+/// How often evaluation runs and what it costs (MLPerf rules differ per benchmark).
+struct EvaluationRule {
+  bool timed = true;
+  std::int64_t samples = 0;              // evaluated each time
+  double interval_per_global_batch = 0;  // interval = per_global_batch x GBS + samples ...
+  double interval_samples = 0;
+  std::int64_t round_down_to = 0;        // ... rounded down to a multiple of this (0: no rounding)
+  bool round_up_to_global_batch = false; // ... or up to whole steps
+  double interval_epochs = 0;            // alternatively, every this many epochs
+  double skip_per_global_batch = 0;      // the first FLOOR(skip_per_global_batch x GBS + skip_count)
+  std::int64_t skip_count = 0;           //   evaluations are skipped
+  Duration host_time;                    // host-side work per evaluation, shared by the nodes
+};
+
+struct ConvergencePoint {
+  std::int64_t global_batch = 0;
+  double mean = 0;   // olympic mean of the reference runs, in ConvergenceTable::unit
+  double stdev = 0;  // population standard deviation of the reference runs
+  int runs = 0;
+  bool pruned = false;  // kept by the RCP checker for interpolation
+};
+
+struct ConvergenceTable {
+  enum class Unit { samples, epochs } unit = Unit::samples;
+  std::vector<ConvergencePoint> points;  // ascending global batch
+};
+
+struct Workload {
+  std::string name;
+  std::string mlperf_benchmark;
+  std::string description;
+  std::string sample;     // what one sample is ("sequence", "image")
+  std::string precision;  // selects the accelerator peak: bf16 | fp16 | fp8
+  Bytes gradient_bytes_per_parameter;
+  Bytes gradient_bucket;
+  Bytes optimizer_traffic_per_parameter;
+  double efficiency_max = 0;         // fraction of peak reached at large per-accelerator batch
+  double half_efficiency_batch = 0;  // per-accelerator samples at which half of it is reached
+  std::vector<LayerGroup> layers;    // forward order
+  std::int64_t train_samples = 0;    // dataset size (one epoch)
+  EvaluationRule evaluation;
+  ConvergenceTable convergence;
+
+  std::int64_t total_parameters() const;
+  std::int64_t trainable_parameters() const;
+  Flops forward_flops_per_sample() const;
+  Flops backward_flops_per_sample() const;
+  Bytes gradient_bytes() const { return gradient_bytes_per_parameter * static_cast<double>(trainable_parameters()); }
+};
+
+Workload parse_workload(const config::ConfigNode& node);
+
+}  // namespace sp::models
