@@ -1,0 +1,102 @@
+#include "sim/cli/commands.hpp"
+
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "models/catalog.hpp"
+#include "sim/output/hdf5_writer.hpp"
+#include "sim/output/manifest.hpp"
+#include "sim/output/plot.hpp"
+#include "sim/output/staged_files.hpp"
+#include "sim/scenario/scaling_table.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace sp::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : " ") + p;
+  return out;
+}
+}  // namespace
+
+int run_command(const RunOptions& o) {
+  std::vector<config::Override> overrides;
+  for (const auto& s : o.overrides) overrides.push_back(config::parse_override(s));
+  if (o.seed) {
+    const std::string seed = std::to_string(*o.seed);
+    overrides.push_back(config::Override{"seed", seed, "--seed " + seed});
+  }
+  const models::Catalog catalog(models::data_root() / "models");
+  const ScenarioSpec spec = load_scenario(o.scenario, overrides, catalog);
+  const std::vector<ScalingPoint> points = run_scenario(spec);
+  const output::Table table = scaling_table(points);
+
+  const fs::path dir = o.out_dir.empty() ? fs::path("results") / spec.name : fs::path(o.out_dir);
+  output::StagedFiles files(dir);
+  files.write("summary.csv", output::to_csv(table));
+  output::write_hdf5(files.stage("results.h5"), table,
+                     {{"scenario_name", spec.name},
+                      {"scenario_file", spec.file},
+                      {"scenario_sha256", spec.file_sha256},
+                      {"scenario_resolved_yaml", spec.resolved_yaml},
+                      {"workload", spec.workload.name},
+                      {"platform", spec.platform.name},
+                      {"accelerator", spec.platform.accelerator.name},
+                      {"seed", std::to_string(spec.seed)},
+                      {"scalepoint_version", SCALEPOINT_VERSION}});
+  output::Manifest m;
+  m.fields = {{"scalepoint_version", SCALEPOINT_VERSION},
+              {"command", join(o.command_line)},
+              {"scenario_name", spec.name},
+              {"scenario_file", spec.file},
+              {"scenario_sha256", spec.file_sha256},
+              {"resolved_scenario_sha256", spec.resolved_sha256},
+              {"seed", std::to_string(spec.seed)}};
+  m.overrides = o.overrides;
+  m.files = {"summary.csv", "results.h5", "manifest.yaml"};
+  const fs::path png = files.stage("scaling.png");
+  const bool plotted = output::plot_scaling(
+      png, table, fmt::format("{} on {} ({})", spec.workload.name, spec.platform.name, spec.platform.accelerator.name));
+  if (plotted) {
+    m.files.push_back("scaling.png");
+  } else {
+    files.drop("scaling.png");
+  }
+  files.write("manifest.yaml", output::to_yaml(m));
+  files.commit();
+
+  if (!o.quiet) {
+    std::printf("%s: %s on %s (%s x %d per node)\n", spec.name.c_str(), spec.workload.name.c_str(),
+                spec.platform.name.c_str(), spec.platform.accelerator.name.c_str(),
+                spec.platform.accelerators_per_node);
+    std::fputs(console_table(table).c_str(), stdout);
+    std::printf("wrote %s/{%s}\n", dir.string().c_str(),
+                plotted ? "summary.csv,results.h5,manifest.yaml,scaling.png" : "summary.csv,results.h5,manifest.yaml");
+  }
+  if (!plotted) std::fprintf(stderr, "scalepoint: warning: gnuplot not found or failed; scaling.png not written\n");
+  return 0;
+}
+
+int list_command(const std::string& what) {
+  const models::Catalog catalog(models::data_root() / "models");
+  if (what == "accelerators") {
+    for (const auto& a : catalog.accelerators()) {
+      std::string aliases;
+      for (const auto& al : a.aliases) aliases += (aliases.empty() ? "" : "; ") + al;
+      std::printf("%-20s %-7s %s\n", a.name.c_str(), a.vendor.c_str(), aliases.c_str());
+    }
+  } else {
+    for (const auto& w : catalog.workloads()) {
+      std::printf("%-18s %s\n", w.name.c_str(), w.description.c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace sp::cli

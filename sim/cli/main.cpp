@@ -1,0 +1,67 @@
+// scalepoint: the command-line front end. Each subcommand is one library call; this file only
+// parses arguments, prints, and maps errors to exit codes (0 ok, 1 model/internal error, 2 bad
+// input). No other code in the project decides how the process ends.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "sim/cli/commands.hpp"
+#include "sim/core/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"scalepoint: discrete-event simulator of multi-GPU training scaling"};
+  app.set_version_flag("--version", std::string(SCALEPOINT_VERSION));
+  app.require_subcommand(1);
+
+  sp::cli::RunOptions run;
+  CLI::App* run_cmd = app.add_subcommand("run", "simulate a scenario over its accelerator counts");
+  run_cmd->add_option("scenario", run.scenario, "scenario YAML file")->required();
+  run_cmd->add_option("--out,-o", run.out_dir, "output folder (default results/<scenario name>)");
+  run_cmd->add_option("--set", run.overrides, "override a key before parsing: key.path=value")
+      ->take_all()
+      ->allow_extra_args(false);
+  run_cmd->add_option("--seed", run.seed, "random seed (overrides the scenario's seed)");
+  run_cmd->add_flag("--quiet,-q", run.quiet, "print nothing but errors");
+
+  std::string list_what;
+  CLI::App* list_cmd = app.add_subcommand("list", "list the accelerators or workloads in the catalog");
+  list_cmd->add_option("what", list_what, "accelerators | workloads")
+      ->required()
+      ->check(CLI::IsMember({"accelerators", "workloads"}));
+
+  std::vector<std::string> args(argv, argv + argc);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "scalepoint: %s\nRun 'scalepoint --help' for usage.\n", e.what());
+    return 2;
+  }
+
+  try {
+    if (run_cmd->parsed()) {
+      run.command_line = args;
+      return sp::cli::run_command(run);
+    }
+    if (list_cmd->parsed()) return sp::cli::list_command(list_what);
+  } catch (const sp::InputError& e) {
+    std::fprintf(stderr, "scalepoint: error: %s\n", e.what());
+    return 2;
+  } catch (const sp::ModelError& e) {
+    std::fprintf(stderr, "scalepoint: cannot simulate: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "scalepoint: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,79 @@
+#include "sim/output/hdf5_writer.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include <hdf5.h>
+
+namespace sp::output {
+
+namespace {
+
+// Owns one HDF5 identifier and closes it with the matching function.
+class Handle {
+ public:
+  Handle(hid_t id, herr_t (*close)(hid_t), const char* what) : id_(id), close_(close) {
+    if (id_ < 0) throw std::runtime_error(std::string("HDF5: cannot create ") + what);
+  }
+  ~Handle() { close_(id_); }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  hid_t get() const { return id_; }
+
+ private:
+  hid_t id_;
+  herr_t (*close_)(hid_t);
+};
+
+void check(herr_t status, const char* what) {
+  if (status < 0) throw std::runtime_error(std::string("HDF5: cannot ") + what);
+}
+
+void string_attribute(hid_t object, const std::string& name, const std::string& value) {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
+  check(H5Tset_size(type.get(), value.empty() ? 1 : value.size()), "set string size");
+  check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "set string charset");
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "scalar space");
+  Handle attr(H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+              H5Aclose, "attribute");
+  const std::string stored = value.empty() ? std::string(1, '\0') : value;
+  check(H5Awrite(attr.get(), type.get(), stored.data()), "write attribute");
+}
+
+}  // namespace
+
+void write_hdf5(const std::filesystem::path& file, const Table& table,
+                const std::map<std::string, std::string>& root_attributes) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions, not stderr dumps
+  Handle f(H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, file.c_str());
+  for (const auto& [key, value] : root_attributes) string_attribute(f.get(), key, value);
+
+  // No timestamps in object headers: identical inputs must give identical files.
+  Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose, "group properties");
+  check(H5Pset_obj_track_times(gcpl.get(), 0), "disable group times");
+  Handle group(H5Gcreate2(f.get(), "summary", H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose, "/summary");
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset properties");
+  check(H5Pset_obj_track_times(dcpl.get(), 0), "disable dataset times");
+
+  const hsize_t rows = table.rows();
+  Handle space(H5Screate_simple(1, &rows, nullptr), H5Sclose, "data space");
+  for (const Column& c : table.columns) {
+    const hid_t type = c.integer ? H5T_STD_I64LE : H5T_IEEE_F64LE;
+    Handle ds(H5Dcreate2(group.get(), c.name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+              H5Dclose, c.name.c_str());
+    if (c.integer) {
+      std::vector<std::int64_t> v;
+      for (double x : c.values) v.push_back(std::llround(x));
+      check(H5Dwrite(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "write dataset");
+    } else {
+      check(H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, c.values.data()),
+            "write dataset");
+    }
+    string_attribute(ds.get(), "units", c.unit);
+    string_attribute(ds.get(), "description", c.description);
+  }
+}
+
+}  // namespace sp::output

@@ -1,0 +1,62 @@
+#include "sim/output/plot.hpp"
+
+#include <cstdlib>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+namespace sp::output {
+
+namespace {
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+std::string gp_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return out + "\"";
+}
+}  // namespace
+
+bool run_gnuplot(const std::string& script, const std::filesystem::path& work_dir) {
+  const std::filesystem::path file = work_dir / (".plot." + std::to_string(::getpid()) + ".gp");
+  {
+    std::ofstream out(file);
+    out << script;
+    if (!out) return false;
+  }
+  const std::string cmd = "gnuplot " + shell_quote(file.string()) + " >/dev/null 2>&1";
+  const int status = std::system(cmd.c_str());
+  std::error_code ec;
+  std::filesystem::remove(file, ec);
+  return status == 0;
+}
+
+bool plot_scaling(const std::filesystem::path& png, const Table& table, const std::string& title) {
+  const Column& n = table.column("accelerators");
+  const Column& t = table.column("time_to_train_min");
+  const Column& e = table.column("e_prime");
+  std::string data;
+  for (std::size_t i = 0; i < table.rows(); ++i) {
+    data += fmt::format("{} {} {}\n", n.values[i], t.values[i], e.values[i]);
+  }
+  const std::string script = fmt::format(
+      "set terminal pngcairo size 1100,460 font 'sans,11'\n"
+      "set output {out}\n"
+      "$d << EOD\n{data}EOD\n"
+      "set multiplot layout 1,2 title {title}\n"
+      "set logscale x 2\nset grid\nset key off\nset xlabel 'accelerators (N)'\n"
+      "set logscale y\nset ylabel 'time to train (min)'\nset title 'Time to train'\n"
+      "plot $d using 1:2 with linespoints lw 2 pt 7 lc rgb '#1f77b4'\n"
+      "unset logscale y\nset yrange [0:*]\nset ylabel \"E' = (T_{{ref}}/T_N)/(N/N_{{ref}})\"\n"
+      "set title \"Per-accelerator efficiency E'\"\n"
+      "plot $d using 1:3 with linespoints lw 2 pt 7 lc rgb '#d62728', 1 with lines dt 2 lc rgb '#888888'\n"
+      "unset multiplot\n",
+      fmt::arg("out", gp_quote(png.string())), fmt::arg("data", data), fmt::arg("title", gp_quote(title)));
+  return run_gnuplot(script, png.parent_path());
+}
+
+}  // namespace sp::output

@@ -1,0 +1,50 @@
+#include "sim/output/staged_files.hpp"
+
+#include <fstream>
+#include <stdexcept>
+
+#include <unistd.h>
+
+namespace sp::output {
+
+namespace fs = std::filesystem;
+
+StagedFiles::StagedFiles(fs::path dir) : dir_(std::move(dir)) { fs::create_directories(dir_); }
+
+StagedFiles::~StagedFiles() {
+  if (committed_) return;
+  std::error_code ec;
+  for (const auto& [tmp, final_path] : staged_) fs::remove(tmp, ec);
+}
+
+fs::path StagedFiles::stage(const std::string& name) {
+  const fs::path final_path = dir_ / name;
+  const fs::path tmp = dir_ / ("." + name + ".tmp." + std::to_string(::getpid()));
+  staged_.emplace_back(tmp, final_path);
+  return tmp;
+}
+
+void StagedFiles::write(const std::string& name, const std::string& content) {
+  const fs::path tmp = stage(name);
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  out << content;
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + tmp.string());
+}
+
+void StagedFiles::drop(const std::string& name) {
+  const fs::path final_path = dir_ / name;
+  std::erase_if(staged_, [&](const auto& entry) {
+    if (entry.second != final_path) return false;
+    std::error_code ec;
+    fs::remove(entry.first, ec);
+    return true;
+  });
+}
+
+void StagedFiles::commit() {
+  for (const auto& [tmp, final_path] : staged_) fs::rename(tmp, final_path);
+  committed_ = true;
+}
+
+}  // namespace sp::output

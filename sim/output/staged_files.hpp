@@ -1,0 +1,36 @@
+// All-or-nothing output: every file is written under a temporary name in its final folder and
+// renamed into place only when all of them are complete, so a failure never leaves partial
+// results next to complete ones. Temporary files are removed if commit() is never reached.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace sp::output {
+
+class StagedFiles {
+ public:
+  explicit StagedFiles(std::filesystem::path dir);
+  ~StagedFiles();
+  StagedFiles(const StagedFiles&) = delete;
+  StagedFiles& operator=(const StagedFiles&) = delete;
+
+  /// A temporary path to write `name` to; it becomes dir/name on commit().
+  std::filesystem::path stage(const std::string& name);
+  /// Writes `content` to the staged path of `name`.
+  void write(const std::string& name, const std::string& content);
+  /// Forgets a staged file (e.g. a plot that could not be made) and removes its temporary.
+  void drop(const std::string& name);
+  /// Renames every staged file into place.
+  void commit();
+
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> staged_;  // tmp, final
+  bool committed_ = false;
+};
+
+}  // namespace sp::output

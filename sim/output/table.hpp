@@ -1,0 +1,32 @@
+// A results table: named columns with a unit, written as CSV, HDF5 datasets and a console table.
+// Column names carry the unit suffix (step_time_s); `unit` repeats it for HDF5 attributes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sp::output {
+
+struct Column {
+  std::string name;         // e.g. "step_time_s"
+  std::string unit;         // e.g. "s"; "1" for dimensionless, "count" for counts
+  std::string description;  // one line, stored as an HDF5 attribute
+  bool integer = false;     // written as int64
+  std::vector<double> values;
+};
+
+struct Table {
+  std::vector<Column> columns;
+
+  std::size_t rows() const { return columns.empty() ? 0 : columns.front().values.size(); }
+  const Column& column(const std::string& name) const;
+};
+
+/// Text of a value as written to CSV: integers exactly, reals in the shortest form that reads
+/// back to the same double (identical on every platform).
+std::string format_value(const Column& c, double v);
+
+/// CSV text: a header of column names, then one line per row.
+std::string to_csv(const Table& t);
+
+}  // namespace sp::output

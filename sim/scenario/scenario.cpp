@@ -1,0 +1,140 @@
+#include "sim/scenario/scenario.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "sim/core/sha256.hpp"
+
+namespace sp {
+
+std::int64_t BatchPolicy::global_batch(int n) const {
+  switch (kind) {
+    case Kind::global: return global;
+    case Kind::per_accelerator: return per_accelerator * n;
+    case Kind::by_accelerators: return by_accelerators.at(n);
+  }
+  return 0;
+}
+
+namespace {
+
+BatchPolicy parse_batch(const config::ConfigNode& n) {
+  n.expect_only({"global", "per_accelerator", "global_by_accelerators"});
+  const int given = n.has("global") + n.has("per_accelerator") + n.has("global_by_accelerators");
+  if (given != 1) {
+    n.fail("give exactly one of global, per_accelerator, global_by_accelerators");
+  }
+  BatchPolicy b;
+  if (auto g = n.find("global")) {
+    b.kind = BatchPolicy::Kind::global;
+    b.global = g->as_positive_int();
+  } else if (auto p = n.find("per_accelerator")) {
+    b.kind = BatchPolicy::Kind::per_accelerator;
+    b.per_accelerator = p->as_positive_int();
+  } else {
+    b.kind = BatchPolicy::Kind::by_accelerators;
+    const config::ConfigNode table = n.at("global_by_accelerators");
+    for (const auto& [key, value] : table.entries()) {
+      const config::ConfigNode& k = value;  // a key is reported at its value's position
+      char* end = nullptr;
+      const long count = std::strtol(key.c_str(), &end, 10);
+      if (key.empty() || *end != '\0' || count < 1) {
+        k.fail("keys must be accelerator counts (integers >= 1), got '" + key + "'");
+      }
+      if (!b.by_accelerators.emplace(static_cast<int>(count), value.as_positive_int()).second) {
+        k.fail("accelerator count " + key + " appears twice");
+      }
+    }
+  }
+  return b;
+}
+
+void check_counts(const ScenarioSpec& s, const config::ConfigNode& list, const config::ConfigNode& batch) {
+  const auto& items = list.elements();
+  const int per_node = s.platform.accelerators_per_node;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const int n = s.accelerators[i];
+    const config::ConfigNode& at = items[i];
+    if (n > per_node && n % per_node != 0) {
+      at.fail(std::to_string(n) + " accelerators is not a whole number of " + std::to_string(per_node) +
+                  "-accelerator nodes",
+              "use a multiple of accelerators_per_node, or a divisor of it for part of one node");
+    }
+    if (n < per_node && per_node % n != 0) {
+      at.fail(std::to_string(n) + " accelerators do not divide a " + std::to_string(per_node) +
+              "-accelerator node evenly");
+    }
+    if (n > per_node && s.platform.nics_per_node == 0) {
+      at.fail(std::to_string(n) + " accelerators span several nodes, but platform '" + s.platform.name +
+              "' has no scale-out NICs (scale_out.nics_per_node is 0)");
+    }
+    if (s.batch.kind == BatchPolicy::Kind::by_accelerators && !s.batch.by_accelerators.count(n)) {
+      batch.at("global_by_accelerators")
+          .fail("has no global batch for " + std::to_string(n) + " accelerators",
+                "add an entry '" + std::to_string(n) + ": <global batch>'");
+    }
+  }
+}
+
+}  // namespace
+
+ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Override>& overrides,
+                           const models::Catalog& catalog) {
+  ScenarioSpec s;
+  s.file = file;
+  s.file_sha256 = sha256_hex(config::read_text_file(file));
+  const config::ConfigNode root = config::load_file(file, overrides);
+  if (!root.is_map()) root.fail("a scenario must be a mapping of keys such as name, workload, platform");
+  root.expect_only({"name", "description", "seed", "workload", "platform", "accelerators", "batch"});
+  s.resolved_yaml = root.dump();
+  s.resolved_sha256 = sha256_hex(s.resolved_yaml);
+
+  s.name = root.at("name").as_string();
+  if (s.name.empty() || s.name.find_first_of("/\\") != std::string::npos) {
+    root.at("name").fail("must be a non-empty name without slashes (it names the output folder)");
+  }
+  if (auto d = root.find("description")) s.description = d->as_string();
+  if (auto seed = root.find("seed")) {
+    const std::int64_t v = seed->as_int();
+    if (v < 0) seed->fail("must not be negative");
+    s.seed = static_cast<std::uint64_t>(v);
+  }
+  s.workload = catalog.workload(root.at("workload"));
+  const config::ConfigNode platform = root.at("platform");
+  s.platform = models::parse_platform(platform, catalog);
+  s.platform.accelerator.peak_for(s.workload.precision, platform.at("accelerator"));
+
+  const config::ConfigNode list = root.at("accelerators");
+  for (const auto& e : list.elements()) {
+    const int n = static_cast<int>(e.as_positive_int());
+    if (std::find(s.accelerators.begin(), s.accelerators.end(), n) != s.accelerators.end()) {
+      e.fail("accelerator count " + std::to_string(n) + " is listed twice");
+    }
+    if (!s.accelerators.empty() && n < s.accelerators.back()) {
+      e.fail("accelerator counts must be in ascending order");
+    }
+    s.accelerators.push_back(n);
+  }
+  if (s.accelerators.empty()) list.fail("needs at least one accelerator count");
+  const config::ConfigNode batch = root.at("batch");
+  s.batch = parse_batch(batch);
+  check_counts(s, list, batch);
+  return s;
+}
+
+std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec) {
+  std::vector<ScalingPoint> out;
+  for (int n : spec.accelerators) {
+    ScalingPoint p;
+    p.estimate = models::estimate_training(spec.workload, spec.platform, n, spec.batch.global_batch(n));
+    out.push_back(p);
+  }
+  const auto& ref = out.front().estimate;
+  for (auto& p : out) {
+    p.speedup = ref.time_to_train / p.estimate.time_to_train;
+    p.e_prime = p.speedup / (static_cast<double>(p.estimate.accelerators) / ref.accelerators);
+  }
+  return out;
+}
+
+}  // namespace sp

@@ -1,0 +1,56 @@
+// A scenario: one workload on one platform over a list of accelerator counts, with a batch-size
+// policy. load_scenario() checks everything that can be wrong with the input (every error is an
+// InputError naming file, line and key) so that running it can only fail on model limits.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/catalog.hpp"
+#include "models/network/platform.hpp"
+#include "models/training/time_to_train.hpp"
+#include "models/workloads/workload.hpp"
+#include "sim/config/loader.hpp"
+
+namespace sp {
+
+/// Global batch as a function of the accelerator count N.
+struct BatchPolicy {
+  enum class Kind { global, per_accelerator, by_accelerators } kind = Kind::global;
+  std::int64_t global = 0;
+  std::int64_t per_accelerator = 0;
+  std::map<int, std::int64_t> by_accelerators;
+
+  std::int64_t global_batch(int accelerators) const;
+};
+
+struct ScenarioSpec {
+  std::string name;
+  std::string description;
+  std::uint64_t seed = 0;
+  models::Workload workload;
+  models::Platform platform;
+  std::vector<int> accelerators;  // ascending, unique
+  BatchPolicy batch;
+
+  std::string file;             // as given on the command line
+  std::string file_sha256;      // of the file's bytes
+  std::string resolved_yaml;    // after includes and overrides
+  std::string resolved_sha256;
+};
+
+ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Override>& overrides,
+                           const models::Catalog& catalog);
+
+/// One row per accelerator count, with speedup and E' against the smallest count.
+struct ScalingPoint {
+  models::TrainingEstimate estimate;
+  double speedup = 1;
+  double e_prime = 1;  // (T_ref / T_N) / (N / N_ref)
+};
+
+std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec);
+
+}  // namespace sp
