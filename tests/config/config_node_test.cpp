@@ -1,0 +1,159 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "sim/config/loader.hpp"
+
+namespace sp::config {
+
+namespace {
+// Runs `f` and returns the InputError it throws (fails the test if none).
+template <class F>
+InputError error_of(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no InputError thrown";
+  return InputError({}, "", "");
+}
+
+std::string temp_dir() {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("sp_config_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+}  // namespace
+
+TEST(ConfigNode, TypedAccessWithPaths) {
+  const ConfigNode root = load_string("a:\n  b: \"2 us\"\n  n: 3\n  list: [1, 2]\n", "t.yaml");
+  EXPECT_EQ(root.at("a").at("b").as_duration().ps(), 2'000'000);
+  EXPECT_EQ(root.at("a").at("n").as_positive_int(), 3);
+  const auto items = root.at("a").at("list").elements();
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[1].path(), "a.list[1]");
+  EXPECT_EQ(items[1].as_int(), 2);
+}
+
+TEST(ConfigNode, ErrorsNameFileLineColumnAndKey) {
+  const ConfigNode root = load_string("platform:\n  scale_up:\n    bandwidth: 450\n", "p.yaml");
+  const InputError e = error_of([&] { root.at("platform").at("scale_up").at("bandwidth").as_bandwidth(); });
+  EXPECT_EQ(e.where().file, "p.yaml");
+  EXPECT_EQ(e.where().line, 3);
+  EXPECT_EQ(e.where().column, 16);
+  EXPECT_EQ(e.key(), "platform.scale_up.bandwidth");
+  EXPECT_STREQ(e.what(),
+               "p.yaml:3:16: platform.scale_up.bandwidth: \"450\" has no unit "
+               "(expected a bandwidth such as \"450 GB/s\" or \"400 Gb/s\")");
+}
+
+TEST(ConfigNode, MissingKeyIsNamed) {
+  const ConfigNode root = load_string("a: {x: 1}\n", "m.yaml");
+  const InputError e = error_of([&] { root.at("a").at("y"); });
+  EXPECT_EQ(e.key(), "a.y");
+  EXPECT_EQ(e.message(), "missing required key");
+}
+
+TEST(ConfigNode, UnknownKeyGetsADidYouMean) {
+  const ConfigNode root = load_string("acelerators: [8]\nname: x\n", "u.yaml");
+  const InputError e = error_of([&] { root.expect_only({"name", "accelerators", "batch"}); });
+  EXPECT_EQ(e.key(), "acelerators");
+  EXPECT_EQ(e.where().line, 1);
+  EXPECT_EQ(e.message(), "unknown key");
+  EXPECT_EQ(e.hint(), "did you mean 'accelerators'? valid keys: name, accelerators, batch");
+}
+
+TEST(ConfigNode, UnknownKeyFarFromAnyGetsTheList) {
+  const ConfigNode root = load_string("colour: red\n", "u.yaml");
+  const InputError e = error_of([&] { root.expect_only({"name", "seed"}); });
+  EXPECT_EQ(e.hint(), "valid keys: name, seed");
+}
+
+TEST(ConfigNode, DuplicateKeysAreRejected) {
+  const ConfigNode root = load_string("seed: 1\nseed: 2\n", "d.yaml");
+  const InputError e = error_of([&] { root.expect_only({"seed"}); });
+  EXPECT_EQ(e.message(), "duplicate key");
+}
+
+TEST(ConfigNode, YamlSyntaxErrorsAreLocated) {
+  const InputError e = error_of([] { load_string("a: [1, 2\nb: 3\n", "s.yaml"); });
+  EXPECT_EQ(e.where().file, "s.yaml");
+  EXPECT_GT(e.where().line, 0);
+  EXPECT_NE(e.message().find("YAML syntax error"), std::string::npos);
+}
+
+TEST(ConfigNode, RangeChecks) {
+  const ConfigNode root = load_string("n: 0\nf: 1.5\nb: yes-ish\nneg: \"-2 us\"\n", "r.yaml");
+  EXPECT_EQ(error_of([&] { root.at("n").as_positive_int(); }).message(), "must be at least 1, got 0");
+  EXPECT_EQ(error_of([&] { root.at("f").as_fraction(); }).message(), "must be in (0, 1], got 1.5");
+  EXPECT_EQ(error_of([&] { root.at("b").as_bool(); }).message(), "\"yes-ish\" is not true or false");
+  EXPECT_EQ(error_of([&] { root.at("neg").as_nonnegative_duration(); }).message(),
+            "must not be negative, got \"-2 us\"");
+}
+
+TEST(Overrides, ReplaceCreateAndIndex) {
+  const ConfigNode root = load_string("a: {b: 1}\nlist: [1, 2, 3]\n", "o.yaml",
+                                      {parse_override("a.b=5"), parse_override("a.c.d=\"2 us\""),
+                                       parse_override("list[1]=20"), parse_override("extra=[4, 8]")});
+  EXPECT_EQ(root.at("a").at("b").as_int(), 5);
+  EXPECT_EQ(root.at("a").at("c").at("d").as_duration().ps(), 2'000'000);
+  EXPECT_EQ(root.at("list").elements()[1].as_int(), 20);
+  EXPECT_EQ(root.at("extra").elements().size(), 2u);
+}
+
+TEST(Overrides, ErrorsPointAtTheArgument) {
+  const ConfigNode root = load_string("a: {b: 1}\n", "o.yaml", {parse_override("a.b=\"3 GB\"")});
+  const InputError e = error_of([&] { root.at("a").at("b").as_duration(); });
+  EXPECT_EQ(e.where().file, "--set a.b=\"3 GB\"");
+  EXPECT_EQ(e.where().line, 0);
+  EXPECT_EQ(e.key(), "a.b");
+  EXPECT_EQ(error_of([] { parse_override("novalue"); }).message(), "expected key.path=value");
+  EXPECT_NE(error_of([] { load_string("a: 1\n", "o.yaml", {parse_override("a.b=2")}); }).message().find(
+                "is not a mapping"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { load_string("l: [1]\n", "o.yaml", {parse_override("l[5]=2")}); }).message().find(
+                "has no element [5]"),
+            std::string::npos);
+}
+
+TEST(Includes, AreSplicedAndLocatedInTheirOwnFile) {
+  const std::string dir = temp_dir();
+  write(dir + "/inner.yaml", "x: 1\nbw: 450\n");
+  write(dir + "/outer.yaml", "name: o\nplatform: !include inner.yaml\n");
+  const ConfigNode root = load_file(dir + "/outer.yaml", {parse_override("platform.x=7")});
+  EXPECT_EQ(root.at("platform").at("x").as_int(), 7);  // overrides reach into includes
+  const InputError e = error_of([&] { root.at("platform").at("bw").as_bandwidth(); });
+  EXPECT_EQ(e.where().file, dir + "/inner.yaml");
+  EXPECT_EQ(e.where().line, 2);
+  EXPECT_EQ(e.key(), "platform.bw");
+}
+
+TEST(Includes, MissingFileIsAnErrorAtTheInclude) {
+  const std::string dir = temp_dir();
+  write(dir + "/outer2.yaml", "name: o\nplatform: !include nowhere.yaml\n");
+  const InputError e = error_of([&] { load_file(dir + "/outer2.yaml"); });
+  EXPECT_EQ(e.where().line, 2);
+  EXPECT_EQ(e.key(), "platform");
+  EXPECT_NE(e.message().find("cannot open"), std::string::npos);
+}
+
+TEST(Includes, CyclesAreCaught) {
+  const std::string dir = temp_dir();
+  write(dir + "/loop.yaml", "self: !include loop.yaml\n");
+  EXPECT_NE(error_of([&] { load_file(dir + "/loop.yaml"); }).message().find("nested too deeply"),
+            std::string::npos);
+}
+
+TEST(EditDistance, SuggestsOnlyCloseNames) {
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(closest_match("bret", {"bert", "retinanet"}), std::optional<std::string>("bert"));
+  EXPECT_EQ(closest_match("zzzz", {"bert", "retinanet"}), std::nullopt);
+}
+
+}  // namespace sp::config

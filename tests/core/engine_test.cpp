@@ -1,0 +1,115 @@
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/core/engine.hpp"
+
+namespace sp {
+
+TEST(Engine, RunsEventsInTimeOrder) {
+  Engine e;
+  std::vector<int> order;
+  e.schedule_at(SimTime::zero() + microseconds(30), [&] { order.push_back(3); });
+  e.schedule_at(SimTime::zero() + microseconds(10), [&] { order.push_back(1); });
+  e.schedule_at(SimTime::zero() + microseconds(20), [&] { order.push_back(2); });
+  e.run();
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(e.now().ps(), microseconds(30).ps());
+  EXPECT_EQ(e.events_processed(), 3u);
+}
+
+TEST(Engine, SameTimeEventsRunInInsertionOrder) {
+  Engine e;
+  std::vector<int> order;
+  for (int i = 0; i < 100; ++i) {
+    e.schedule_at(SimTime::zero() + nanoseconds(5), [&order, i] { order.push_back(i); });
+  }
+  e.run();
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
+}
+
+TEST(Engine, EventsScheduledByEventsJoinTheQueue) {
+  Engine e;
+  std::vector<std::string> log;
+  e.schedule_after(microseconds(1), [&] {
+    log.push_back("a@" + std::to_string(e.now().ps()));
+    e.schedule_after(Duration::zero(), [&] { log.push_back("c@" + std::to_string(e.now().ps())); });
+  });
+  e.schedule_after(microseconds(1), [&] { log.push_back("b@" + std::to_string(e.now().ps())); });
+  e.run();
+  // c is scheduled at the same time as b but after it, so it runs after b.
+  EXPECT_EQ(log, (std::vector<std::string>{"a@1000000", "b@1000000", "c@1000000"}));
+}
+
+TEST(Engine, CancelledEventsDoNotRun) {
+  Engine e;
+  int ran = 0;
+  const EventId a = e.schedule_after(microseconds(1), [&] { ran += 1; });
+  e.schedule_after(microseconds(2), [&] { ran += 10; });
+  EXPECT_TRUE(e.cancel(a));
+  EXPECT_FALSE(e.cancel(a));
+  EXPECT_EQ(e.pending(), 1u);
+  e.run();
+  EXPECT_EQ(ran, 10);
+  EXPECT_FALSE(e.cancel(a));  // its slot may be reused, the old id stays dead
+}
+
+TEST(Engine, RunUntilStopsAtTheLimit) {
+  Engine e;
+  int ran = 0;
+  e.schedule_after(microseconds(1), [&] { ++ran; });
+  e.schedule_after(microseconds(5), [&] { ++ran; });
+  e.run_until(SimTime::zero() + microseconds(3));
+  EXPECT_EQ(ran, 1);
+  EXPECT_EQ(e.now().ps(), microseconds(3).ps());
+  e.run();
+  EXPECT_EQ(ran, 2);
+}
+
+TEST(Engine, SchedulingInThePastIsRejected) {
+  Engine e;
+  e.schedule_after(microseconds(2), [] {});
+  e.run();
+  EXPECT_THROW(e.schedule_at(SimTime::zero(), [] {}), std::logic_error);
+}
+
+TEST(Engine, EnginesAreIndependentValues) {
+  Engine a;
+  Engine b;
+  int ran_a = 0;
+  a.schedule_after(microseconds(1), [&] { ++ran_a; });
+  b.schedule_after(microseconds(7), [] {});
+  b.run();
+  EXPECT_EQ(ran_a, 0);
+  EXPECT_EQ(b.now().ps(), microseconds(7).ps());
+  EXPECT_EQ(a.now().ps(), 0);
+  a.run();
+  EXPECT_EQ(ran_a, 1);
+}
+
+// A pseudo-random cascade of events gives the same trace on every run.
+TEST(Engine, ReplaysIdentically) {
+  const auto trace = [] {
+    Engine e;
+    std::vector<std::int64_t> out;
+    std::uint64_t x = 12345;
+    std::function<void(int)> spawn = [&](int depth) {
+      out.push_back(e.now().ps());
+      if (depth == 0) return;
+      for (int k = 0; k < 2; ++k) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        e.schedule_after(picoseconds(static_cast<std::int64_t>(x >> 54)), [&spawn, depth] { spawn(depth - 1); });
+      }
+    };
+    e.schedule_after(Duration::zero(), [&] { spawn(10); });
+    e.run();
+    return out;
+  };
+  const auto first = trace();
+  EXPECT_EQ(first.size(), 2047u);
+  EXPECT_EQ(first, trace());
+}
+
+}  // namespace sp

@@ -1,0 +1,85 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "models/catalog.hpp"
+#include "sim/config/loader.hpp"
+
+namespace sp::models {
+
+namespace {
+Catalog catalog() { return Catalog(std::filesystem::path(SP_SOURCE_DIR) / "models"); }
+
+config::ConfigNode name_node(const std::string& name) {
+  return config::load_string("name: \"" + name + "\"\n", "names.yaml").at("name");
+}
+}  // namespace
+
+// Every accelerator string of ../shared/data/mlperf/results_v4.1.csv (column `accelerator`)
+// resolves to a hardware file.
+TEST(Catalog, EveryMlperfV41AcceleratorNameResolves) {
+  const std::pair<const char*, const char*> names[] = {
+      {"NVIDIA H100-SXM5-80GB", "H100-SXM5-80GB"},
+      {"NVIDIA H100 80GB HBM3", "H100-SXM5-80GB"},
+      {"NVIDIA H200-SXM5-141GB", "H200-SXM5-141GB"},
+      {"NVIDIA Blackwell GPU (B200-SXM-180GB)", "B200-SXM-180GB"},
+      {"NVIDIA A100 - PCIe - 80 GB", "A100-PCIe-80GB"},
+      {"H100 NVL Tensor Core GPU (PCIe)", "H100-NVL-94GB"},
+      {"NVIDIA RTX A5000", "RTX-A5000"},
+      {"NVIDIA GeForce RTX 4090", "RTX-4090"},
+      {"AMD Radeon RX 7900 XTX", "Radeon-RX-7900-XTX"},
+      {"TPU-v5p", "TPU-v5p"},
+      {"h100 sxm5 80gb", "H100-SXM5-80GB"},  // case, spaces and dashes do not matter
+  };
+  const Catalog c = catalog();
+  for (const auto& [alias, name] : names) EXPECT_EQ(c.accelerator(name_node(alias)).name, name) << alias;
+}
+
+TEST(Catalog, HardwareFilesCarryTheReferenceFigures) {
+  const Accelerator h100 = catalog().accelerator(name_node("H100-SXM5-80GB"));
+  EXPECT_DOUBLE_EQ(h100.peak.at("bf16").value(), 989.4e12);  // hardware.md: dense BF16
+  EXPECT_DOUBLE_EQ(h100.peak.at("fp8").value(), 1978.9e12);
+  EXPECT_DOUBLE_EQ(h100.memory_capacity.value(), 80e9);
+  EXPECT_DOUBLE_EQ(h100.memory_bandwidth.value(), 3.35e12);
+  EXPECT_DOUBLE_EQ(h100.scale_up_bandwidth.value(), 450e9);  // 900 GB/s bidirectional
+  EXPECT_EQ(h100.typical_accelerators_per_node, 8);
+  EXPECT_DOUBLE_EQ(h100.typical_nic_bandwidth.value(), 50e9);  // 400 Gb/s
+  EXPECT_EQ(catalog().accelerators().size(), 9u);
+}
+
+TEST(Catalog, UnknownNamesGetADidYouMean) {
+  try {
+    catalog().accelerator(name_node("H100-SXM5-80G"));
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.message(), "unknown accelerator 'H100-SXM5-80G'");
+    EXPECT_NE(e.hint().find("did you mean 'H100-SXM5-80GB'?"), std::string::npos) << e.hint();
+  }
+}
+
+// The workload files reproduce the parameter and FLOP counts of ../shared/reference/workloads.md.
+TEST(Catalog, WorkloadTotalsMatchTheReference) {
+  const Catalog c = catalog();
+  const Workload bert = c.workload(name_node("bert"));
+  EXPECT_EQ(bert.total_parameters(), 336'226'108);
+  EXPECT_NEAR(bert.forward_flops_per_sample().value(), 164.7e9, 0.1e9);
+  EXPECT_NEAR((bert.forward_flops_per_sample() + bert.backward_flops_per_sample()).value(), 494e9, 1e9);
+
+  const Workload llama = c.workload(name_node("llama2_70b_lora"));
+  EXPECT_EQ(llama.total_parameters(), 68'976'648'192);
+  EXPECT_EQ(llama.trainable_parameters(), 44'564'480);
+  EXPECT_NEAR((llama.forward_flops_per_sample() + llama.backward_flops_per_sample()).value(), 2.52e15, 0.01e15);
+  EXPECT_DOUBLE_EQ(llama.gradient_bytes().value(), 2.0 * 44'564'480);
+
+  const Workload retina = c.workload(name_node("retinanet"));
+  EXPECT_EQ(retina.total_parameters(), 37'060'652);
+  EXPECT_EQ(retina.trainable_parameters(), 36'849'004);
+  EXPECT_NEAR((retina.forward_flops_per_sample() + retina.backward_flops_per_sample()).value(), 1169e9, 1e9);
+
+  const Workload sd = c.workload(name_node("stable_diffusion"));
+  EXPECT_EQ(sd.trainable_parameters(), 865'910'724);
+  EXPECT_NEAR(sd.forward_flops_per_sample().value(), 804e9, 1e9);
+  EXPECT_NEAR((sd.forward_flops_per_sample() + sd.backward_flops_per_sample()).value(), 2413e9, 1e9);
+}
+
+}  // namespace sp::models

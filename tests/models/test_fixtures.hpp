@@ -1,0 +1,42 @@
+// Small hand-made platforms and workloads for model tests, with round numbers so that expected
+// values can be computed by hand in the test.
+#pragma once
+
+#include "models/network/platform.hpp"
+#include "models/workloads/workload.hpp"
+
+namespace sp::models::testing {
+
+/// 8 accelerators per node at 1 PFLOP/s (fp16), 1 TB/s memory; scale-up 100 GB/s with 1 us
+/// per step; 4 NICs of 10 GB/s with 10 us per step; every efficiency 1.
+inline Platform simple_platform() {
+  Platform p;
+  p.name = "test";
+  p.accelerator.name = "TestGPU";
+  p.accelerator.peak["fp16"] = FlopsPerSecond(1e15);
+  p.accelerator.memory_bandwidth = BytesPerSecond(1e12);
+  p.accelerators_per_node = 8;
+  p.scale_up = LinkTier{BytesPerSecond(100e9), 1.0, microseconds(1)};
+  p.nics_per_node = 4;
+  p.nic = LinkTier{BytesPerSecond(10e9), 1.0, microseconds(10)};
+  return p;
+}
+
+/// Two layers; efficiency 1 at any batch (half_efficiency_batch 0); no optimizer traffic.
+inline Workload two_layer_workload(std::int64_t trainable_first, std::int64_t trainable_second) {
+  Workload w;
+  w.name = "two_layer";
+  w.precision = "fp16";
+  w.gradient_bytes_per_parameter = Bytes(2);
+  w.gradient_bucket = Bytes(1e12);
+  w.optimizer_traffic_per_parameter = Bytes(0);
+  w.efficiency_max = 1.0;
+  w.half_efficiency_batch = 0.0;
+  // 1 TFLOP forward and 2 TFLOP backward per sample each: 1 ms and 2 ms per sample at 1 PFLOP/s.
+  w.layers = {LayerGroup{"first", 1, trainable_first, trainable_first, Flops(1e12), Flops(2e12)},
+              LayerGroup{"second", 1, trainable_second, trainable_second, Flops(1e12), Flops(2e12)}};
+  w.train_samples = 1000;
+  return w;
+}
+
+}  // namespace sp::models::testing

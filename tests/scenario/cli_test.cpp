@@ -1,0 +1,163 @@
+// The CLI as a user runs it: exit status, the message on stderr, output files, the HDF5 file
+// read back with the HDF5 C++ API, and byte-identical repeated runs.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <H5Cpp.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int status;
+  std::string output;  // stdout and stderr
+};
+
+RunResult run(const std::string& args) {
+  const std::string cmd = std::string(SP_CLI) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
+  const int raw = pclose(pipe);
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("sp_cli_test_" + name);
+  fs::remove_all(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string scenario(const std::string& name) { return std::string(SP_SOURCE_DIR) + "/scenarios/" + name + ".yaml"; }
+
+}  // namespace
+
+TEST(Cli, RunWritesEveryOutputAndPrintsTheTable) {
+  const fs::path out = fresh_dir("run");
+  const RunResult r = run("run " + scenario("bert") + " --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("TTT min"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("E'"), std::string::npos);
+  for (const char* f : {"summary.csv", "results.h5", "manifest.yaml"}) EXPECT_TRUE(fs::exists(out / f)) << f;
+  const std::string manifest = slurp(out / "manifest.yaml");
+  EXPECT_NE(manifest.find("scenario_sha256: \""), std::string::npos);
+  EXPECT_NE(manifest.find("seed: \"1\""), std::string::npos);
+  for (const auto& e : fs::directory_iterator(out)) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << "left " << e.path();
+  }
+}
+
+TEST(Cli, SameScenarioTwiceGivesIdenticalBytes) {
+  const fs::path a = fresh_dir("det_a");
+  const fs::path b = fresh_dir("det_b");
+  ASSERT_EQ(run("run " + scenario("stable_diffusion") + " -q --out " + a.string()).status, 0);
+  ASSERT_EQ(run("run " + scenario("stable_diffusion") + " -q --out " + b.string()).status, 0);
+  EXPECT_EQ(slurp(a / "summary.csv"), slurp(b / "summary.csv"));
+  EXPECT_EQ(slurp(a / "results.h5"), slurp(b / "results.h5"));  // no timestamps inside
+}
+
+TEST(Cli, Hdf5HoldsTheCsvColumnsWithUnits) {
+  const fs::path out = fresh_dir("h5");
+  ASSERT_EQ(run("run " + scenario("retinanet") + " -q --out " + out.string()).status, 0);
+  // First CSV data row, to compare against the datasets.
+  std::istringstream csv(slurp(out / "summary.csv"));
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+
+  H5::H5File file((out / "results.h5").string(), H5F_ACC_RDONLY);
+  H5::Attribute wl = file.openAttribute("workload");
+  std::string workload;
+  wl.read(wl.getStrType(), workload);
+  EXPECT_EQ(workload.c_str(), std::string("retinanet"));
+
+  H5::DataSet n = file.openDataSet("/summary/accelerators");
+  ASSERT_EQ(n.getTypeClass(), H5T_INTEGER);
+  hsize_t rows = 0;
+  n.getSpace().getSimpleExtentDims(&rows);
+  EXPECT_EQ(rows, 8u);
+  std::vector<long long> counts(rows);
+  n.read(counts.data(), H5::PredType::NATIVE_LLONG);
+  EXPECT_EQ(counts.front(), 8);
+  EXPECT_EQ(counts.back(), 1024);
+
+  H5::DataSet ttt = file.openDataSet("/summary/time_to_train_min");
+  std::vector<double> minutes(rows);
+  ttt.read(minutes.data(), H5::PredType::NATIVE_DOUBLE);
+  H5::Attribute units = ttt.openAttribute("units");
+  std::string unit;
+  units.read(units.getStrType(), unit);
+  EXPECT_EQ(unit.c_str(), std::string("min"));
+
+  // The CSV holds the shortest text that reads back to the same double.
+  std::vector<std::string> names, cells;
+  for (std::istringstream h(header); std::getline(h, row, ',');) names.push_back(row);
+  std::istringstream first_row_stream(slurp(out / "summary.csv").substr(header.size() + 1));
+  std::string first_row;
+  std::getline(first_row_stream, first_row);
+  for (std::istringstream r(first_row); std::getline(r, row, ',');) cells.push_back(row);
+  ASSERT_EQ(names.size(), cells.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == "time_to_train_min") {
+      EXPECT_EQ(std::stod(cells[i]), minutes[0]);
+    }
+  }
+}
+
+TEST(Cli, BadInputExitsWithTwoAndWritesNothing) {
+  const fs::path out = fresh_dir("bad");
+  const RunResult r = run("run " + std::string(SP_TEST_DATA) + "/bad/no_unit.yaml --out " + out.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("no_unit.yaml:7:16: platform.scale_up.bandwidth: \"450\" has no unit"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("terminate"), std::string::npos);  // no crash, no stack trace
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(Cli, BadOverrideAndMissingFileExitWithTwo) {
+  EXPECT_EQ(run("run " + scenario("bert") + " --set platform.scale_up.latency=3").status, 2);
+  EXPECT_EQ(run("run /nonexistent/scenario.yaml").status, 2);
+  EXPECT_EQ(run("run").status, 2);  // missing argument: CLI11's message, our exit status
+  EXPECT_EQ(run("frobnicate").status, 2);
+}
+
+TEST(Cli, SeedAndSetOverridesAreRecorded) {
+  const fs::path out = fresh_dir("seed");
+  ASSERT_EQ(run("run " + scenario("bert") + " -q --seed 7 --set accelerators=[8,16] --out " + out.string()).status, 0);
+  const std::string manifest = slurp(out / "manifest.yaml");
+  EXPECT_NE(manifest.find("seed: \"7\""), std::string::npos) << manifest;
+  EXPECT_NE(manifest.find("- \"accelerators=[8,16]\""), std::string::npos) << manifest;
+  std::istringstream csv(slurp(out / "summary.csv"));
+  std::string line;
+  int lines = 0;
+  while (std::getline(csv, line)) ++lines;
+  EXPECT_EQ(lines, 3);  // header + 2 accelerator counts
+}
+
+TEST(Cli, ListsTheCatalog) {
+  const RunResult r = run("list accelerators");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.output.find("H100-SXM5-80GB"), std::string::npos);
+  EXPECT_NE(r.output.find("TPU-v5p"), std::string::npos);
+}
