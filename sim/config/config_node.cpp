@@ -202,21 +202,17 @@ FlopsPerSecond ConfigNode::as_flop_rate() const {
 }
 Watts ConfigNode::as_power() const { return parse_located(*this, scalar_text("a power"), parse_power); }
 
-Bytes ConfigNode::as_positive_bytes() const {
-  const Bytes b = as_bytes();
-  if (!(b.value() > 0)) fail("must be greater than 0, got \"" + as_string() + "\"");
-  return b;
+namespace {
+template <class Q>
+Q require_positive(const ConfigNode& n, Q q) {
+  if (!(q.value() > 0)) n.fail("must be greater than 0, got \"" + n.as_string() + "\"");
+  return q;
 }
-BytesPerSecond ConfigNode::as_positive_bandwidth() const {
-  const BytesPerSecond b = as_bandwidth();
-  if (!(b.value() > 0)) fail("must be greater than 0, got \"" + as_string() + "\"");
-  return b;
-}
-FlopsPerSecond ConfigNode::as_positive_flop_rate() const {
-  const FlopsPerSecond f = as_flop_rate();
-  if (!(f.value() > 0)) fail("must be greater than 0, got \"" + as_string() + "\"");
-  return f;
-}
+}  // namespace
+
+Bytes ConfigNode::as_positive_bytes() const { return require_positive(*this, as_bytes()); }
+BytesPerSecond ConfigNode::as_positive_bandwidth() const { return require_positive(*this, as_bandwidth()); }
+FlopsPerSecond ConfigNode::as_positive_flop_rate() const { return require_positive(*this, as_flop_rate()); }
 Duration ConfigNode::as_nonnegative_duration() const {
   const Duration d = as_duration();
   if (d < Duration::zero()) fail("must not be negative, got \"" + as_string() + "\"");

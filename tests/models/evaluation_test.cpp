@@ -1,30 +1,23 @@
 #include <gtest/gtest.h>
 
-#include "models/catalog.hpp"
 #include "models/training/evaluation.hpp"
-#include "sim/config/loader.hpp"
 #include "test_fixtures.hpp"
 
 namespace sp::models {
 
-namespace {
-Workload workload(const std::string& name) {
-  const Catalog c(std::filesystem::path(SP_SOURCE_DIR) / "models");
-  return c.workload(config::load_string("w: " + name + "\n", "w.yaml").at("w"));
-}
-}  // namespace
+using testing::shipped_workload;
 
 TEST(Evaluation, IntervalsFollowTheMlperfRules) {
   // BERT: FLOOR(0.05 x (230.23 x 768 + 3,000,000), 25,000) = FLOOR(158,840.8, 25,000) = 150,000
-  EXPECT_DOUBLE_EQ(evaluation_interval_samples(workload("bert"), 768), 150000);
+  EXPECT_DOUBLE_EQ(evaluation_interval_samples(shipped_workload("bert"), 768), 150000);
   // at 13,888: 0.05 x 6,197,434.2 = 309,871.7 -> 300,000
-  EXPECT_DOUBLE_EQ(evaluation_interval_samples(workload("bert"), 13888), 300000);
+  EXPECT_DOUBLE_EQ(evaluation_interval_samples(shipped_workload("bert"), 13888), 300000);
   // Llama: every 384 samples, rounded up to whole steps: 384 at GBS 8, CEIL(384/128) x 128 = 384,
   // CEIL(384/256) x 256 = 512 at GBS 256.
-  EXPECT_DOUBLE_EQ(evaluation_interval_samples(workload("llama2_70b_lora"), 8), 384);
-  EXPECT_DOUBLE_EQ(evaluation_interval_samples(workload("llama2_70b_lora"), 256), 512);
+  EXPECT_DOUBLE_EQ(evaluation_interval_samples(shipped_workload("llama2_70b_lora"), 8), 384);
+  EXPECT_DOUBLE_EQ(evaluation_interval_samples(shipped_workload("llama2_70b_lora"), 256), 512);
   // RetinaNet: every epoch.
-  EXPECT_DOUBLE_EQ(evaluation_interval_samples(workload("retinanet"), 256), 1170301);
+  EXPECT_DOUBLE_EQ(evaluation_interval_samples(shipped_workload("retinanet"), 256), 1170301);
 }
 
 TEST(Evaluation, CountAndCostByHand) {
@@ -46,7 +39,7 @@ TEST(Evaluation, CountAndCostByHand) {
 }
 
 TEST(Evaluation, UntimedEvaluationCostsNothing) {
-  const Workload sd = workload("stable_diffusion");
+  const Workload sd = shipped_workload("stable_diffusion");
   const ComputeModel compute{FlopsPerSecond(1e15), 0.5, 1.0};
   const EvaluationCost c = evaluation_cost(sd, compute, 8, 1, 32, 2e6, 256);
   EXPECT_EQ(c.evaluations, 0);

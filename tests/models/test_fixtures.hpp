@@ -2,8 +2,13 @@
 // values can be computed by hand in the test.
 #pragma once
 
+#include <filesystem>
+#include <string>
+
+#include "models/catalog.hpp"
 #include "models/network/platform.hpp"
 #include "models/workloads/workload.hpp"
+#include "sim/config/loader.hpp"
 
 namespace sp::models::testing {
 
@@ -37,6 +42,12 @@ inline Workload two_layer_workload(std::int64_t trainable_first, std::int64_t tr
               LayerGroup{"second", 1, trainable_second, trainable_second, Flops(1e12), Flops(2e12)}};
   w.train_samples = 1000;
   return w;
+}
+
+/// A workload shipped in models/workloads, by name.
+inline Workload shipped_workload(const std::string& name) {
+  const Catalog c(std::filesystem::path(SP_SOURCE_DIR) / "models");
+  return c.workload(config::load_string("w: " + name + "\n", "w.yaml").at("w"));
 }
 
 }  // namespace sp::models::testing
