@@ -3,50 +3,142 @@
 namespace sp::models {
 
 namespace {
-LinkTier parse_tier(const config::ConfigNode& n, BytesPerSecond default_bandwidth) {
-  LinkTier t;
-  if (auto bw = n.find("bandwidth")) {
-    t.bandwidth = bw->as_positive_bandwidth();
-  } else {
-    if (!(default_bandwidth.value() > 0)) n.at("bandwidth");  // throws "missing required key"
-    t.bandwidth = default_bandwidth;
+
+std::optional<InNetworkReduction> parse_reduction(const config::ConfigNode& tier, const char* name) {
+  const auto r = tier.find("in_network_reduction");
+  if (!r) return std::nullopt;
+  r->expect_only({"efficiency", "latency"});
+  return InNetworkReduction{name, r->at("efficiency").as_fraction(), r->at("latency").as_nonnegative_duration()};
+}
+
+TierKind parse_kind(const config::ConfigNode& n, std::initializer_list<TierKind> allowed) {
+  const std::string s = n.as_string();
+  std::string valid;
+  for (TierKind k : allowed) {
+    if (s == tier_kind_name(k)) return k;
+    valid += (valid.empty() ? "" : ", ") + std::string(tier_kind_name(k));
   }
+  n.fail("unknown kind '" + s + "'", "valid here: " + valid);
+}
+
+Tier parse_scale_up(const config::ConfigNode& n, const Accelerator& a, int per_node) {
+  n.expect_only({"kind", "size", "bandwidth", "efficiency", "in_network_reduction"});
+  Tier t;
+  t.name = "scale_up";
+  t.kind = parse_kind(n.at("kind"), {TierKind::switch_, TierKind::pcie, TierKind::bridge, TierKind::torus});
+  t.size = per_node;
+  if (auto s = n.find("size")) t.size = static_cast<int>(s->as_positive_int());
+  t.bandwidth = a.scale_up_bandwidth;
+  if (auto bw = n.find("bandwidth")) t.bandwidth = bw->as_positive_bandwidth();
   t.efficiency = n.at("efficiency").as_fraction();
-  t.latency = n.at("latency").as_nonnegative_duration();
+  t.reduction = parse_reduction(n, "nvls");
+  if (t.reduction && t.kind != TierKind::switch_) {
+    n.at("in_network_reduction").fail("in-network reduction needs a switch (kind: switch)");
+  }
   return t;
 }
+
+Tier parse_host(const config::ConfigNode& n, int domains_per_node) {
+  n.expect_only({"kind", "bandwidth", "efficiency"});
+  Tier t;
+  t.name = "host";
+  t.kind = parse_kind(n.at("kind"), {TierKind::pcie});
+  t.size = domains_per_node;
+  t.bandwidth = n.at("bandwidth").as_positive_bandwidth();
+  t.efficiency = n.at("efficiency").as_fraction();
+  return t;
+}
+
+Tier parse_scale_out(const config::ConfigNode& n, const Accelerator& a, int per_node) {
+  n.expect_only({"kind", "nics_per_node", "nic_bandwidth", "efficiency", "oversubscription", "nodes_per_leaf",
+                 "in_network_reduction"});
+  Tier t;
+  t.name = "scale_out";
+  t.kind = parse_kind(n.at("kind"), {TierKind::fat_tree});
+  t.size = 0;
+  int nics = a.typical_nics;
+  if (auto x = n.find("nics_per_node")) {
+    const std::int64_t v = x->as_int();
+    if (v < 0) x->fail("must not be negative");
+    nics = static_cast<int>(v);
+  }
+  BytesPerSecond nic = a.typical_nic_bandwidth;
+  if (auto x = n.find("nic_bandwidth")) nic = x->as_positive_bandwidth();
+  if (nics > 0 && !(nic.value() > 0)) n.at("nic_bandwidth");  // "missing required key"
+  // Each accelerator's share of its node's NICs (rail-optimised: one NIC per GPU on a DGX).
+  t.bandwidth = nic * (static_cast<double>(nics) / per_node);
+  t.efficiency = n.at("efficiency").as_fraction();
+  if (auto x = n.find("oversubscription")) {
+    t.oversubscription = x->as_number();
+    if (t.oversubscription < 1) x->fail("must be at least 1 (1 = non-blocking)");
+  }
+  if (auto x = n.find("nodes_per_leaf")) t.nodes_per_leaf = static_cast<int>(x->as_positive_int());
+  t.reduction = parse_reduction(n, "sharp");
+  return t;
+}
+
+ProtocolCosts parse_protocol(const config::ConfigNode& n, const Topology& topo) {
+  n.expect_only({"bandwidth_factor", "launch", "step"});
+  ProtocolCosts c;
+  c.available = true;
+  c.bandwidth_factor = n.at("bandwidth_factor").as_fraction();
+  c.launch = n.at("launch").as_nonnegative_duration();
+  const config::ConfigNode step = n.at("step");
+  step.expect_only({"scale_up", "host", "scale_out"});
+  for (const Tier& t : topo.tiers) c.step.push_back(step.at(t.name).as_nonnegative_duration());
+  return c;
+}
+
 }  // namespace
 
 Platform parse_platform(const config::ConfigNode& n, const Catalog& catalog) {
-  n.expect_only({"name", "accelerator", "accelerators_per_node", "scale_up", "scale_out"});
+  n.expect_only({"name", "accelerator", "accelerators_per_node", "scale_up", "host", "scale_out", "protocols",
+                 "algorithms"});
   Platform p;
   p.name = n.at("name").as_string();
   p.accelerator = catalog.accelerator(n.at("accelerator"));
-  p.accelerators_per_node = p.accelerator.typical_accelerators_per_node;
-  if (auto a = n.find("accelerators_per_node")) p.accelerators_per_node = static_cast<int>(a->as_positive_int());
+  int per_node = p.accelerator.typical_accelerators_per_node;
+  if (auto a = n.find("accelerators_per_node")) per_node = static_cast<int>(a->as_positive_int());
+  p.topology.accelerators_per_node = per_node;
 
   const config::ConfigNode up = n.at("scale_up");
-  up.expect_only({"bandwidth", "efficiency", "latency"});
-  p.scale_up = parse_tier(up, p.accelerator.scale_up_bandwidth);
+  Tier scale_up = parse_scale_up(up, p.accelerator, per_node);
+  p.topology.tiers.push_back(scale_up);
+  if (scale_up.size < per_node) {
+    // Several scale-up domains in one node (NVLink-bridged pairs on PCIe): a host tier joins them.
+    if (per_node % scale_up.size != 0) {
+      up.at("size").fail("must divide accelerators_per_node (" + std::to_string(per_node) + ")");
+    }
+    const auto host = n.find("host");
+    if (!host) n.at("host");  // "missing required key"
+    p.topology.tiers.push_back(parse_host(*host, per_node / scale_up.size));
+  } else if (auto host = n.find("host")) {
+    host->fail("only needed when scale_up.size is smaller than accelerators_per_node");
+  } else if (scale_up.size % per_node != 0) {
+    up.at("size").fail("a scale-up domain larger than a node must hold whole nodes (" +
+                       std::to_string(per_node) + " accelerators each)");
+  }
+  p.topology.tiers.push_back(parse_scale_out(n.at("scale_out"), p.accelerator, per_node));
 
-  const config::ConfigNode out = n.at("scale_out");
-  out.expect_only({"nics_per_node", "nic_bandwidth", "efficiency", "latency"});
-  p.nics_per_node = p.accelerator.typical_nics;
-  if (auto nics = out.find("nics_per_node")) {
-    const std::int64_t count = nics->as_int();
-    if (count < 0) nics->fail("must not be negative");
-    p.nics_per_node = static_cast<int>(count);
+  const config::ConfigNode protocols = n.at("protocols");
+  protocols.expect_only({"ll", "ll128", "simple"});
+  for (Protocol proto : kProtocols) {
+    const char* key = proto == Protocol::ll ? "ll" : proto == Protocol::ll128 ? "ll128" : "simple";
+    if (auto c = protocols.find(key)) p.protocols[static_cast<int>(proto)] = parse_protocol(*c, p.topology);
   }
-  LinkTier nic;
-  if (auto bw = out.find("nic_bandwidth")) {
-    nic.bandwidth = bw->as_positive_bandwidth();
-  } else {
-    nic.bandwidth = p.accelerator.typical_nic_bandwidth;
+  if (!p.costs(Protocol::simple).available) protocols.at("simple");  // Simple is always needed
+
+  const config::ConfigNode algos = n.at("algorithms");
+  for (const auto& a : algos.elements()) {
+    const auto algo = algorithm_from_name(a.as_string());
+    if (!algo) {
+      std::string valid;
+      for (Algorithm x : kAlgorithms) valid += (valid.empty() ? "" : ", ") + std::string(algorithm_name(x));
+      a.fail("unknown algorithm '" + a.as_string() + "'", "valid: " + valid);
+    }
+    p.library_algorithms.push_back(*algo);
   }
-  nic.efficiency = out.at("efficiency").as_fraction();
-  nic.latency = out.at("latency").as_nonnegative_duration();
-  if (p.nics_per_node > 0 && !(nic.bandwidth.value() > 0)) out.at("nic_bandwidth");
-  p.nic = nic;
+  if (p.library_algorithms.empty()) algos.fail("needs at least one algorithm");
   return p;
 }
 

@@ -1,41 +1,37 @@
-// A platform: nodes of one accelerator kind joined by a scale-up link inside the node and a
-// scale-out fabric (NICs) between nodes. Each tier is an alpha-beta link: a per-step latency and
-// a bandwidth, of which collectives reach a measured fraction (protocol overhead).
+// A platform: nodes of one accelerator kind, the network tiers that join them, and the cost
+// constants of its collective library's protocols. Platform files live in scenarios/platforms/.
 #pragma once
 
+#include <array>
 #include <string>
 
 #include "models/catalog.hpp"
+#include "models/collective/kinds.hpp"
 #include "models/hardware/accelerator.hpp"
+#include "models/network/topology.hpp"
 #include "sim/config/config_node.hpp"
-#include "sim/core/time.hpp"
-#include "sim/core/units.hpp"
 
 namespace sp::models {
-
-struct LinkTier {
-  BytesPerSecond bandwidth;  // line rate, per direction
-  double efficiency = 1.0;   // fraction of the line rate a ring collective sustains
-  Duration latency;          // per algorithm step (alpha)
-
-  BytesPerSecond effective() const { return bandwidth * efficiency; }
-};
 
 struct Platform {
   std::string name;
   Accelerator accelerator;
-  int accelerators_per_node = 1;
-  LinkTier scale_up;  // per accelerator
-  int nics_per_node = 0;
-  LinkTier nic;  // per NIC
+  Topology topology;
+  std::array<ProtocolCosts, 3> protocols;  // indexed by Protocol
+  /// The algorithms the platform's collective library chooses among (NCCL: ring, tree, nvls,
+  /// sharp); the others run only when asked for.
+  std::vector<Algorithm> library_algorithms;
 
+  int accelerators_per_node() const { return topology.accelerators_per_node; }
   int nodes_for(int accelerators) const {
-    return (accelerators + accelerators_per_node - 1) / accelerators_per_node;
+    const int per = accelerators_per_node();
+    return (accelerators + per - 1) / per;
   }
+  const ProtocolCosts& costs(Protocol p) const { return protocols[static_cast<int>(p)]; }
 };
 
-/// Parses a platform mapping; quantities missing from scale_up/scale_out default to the
-/// accelerator's hardware file (its scale-up link and typical node).
+/// Parses a platform mapping (see scenarios/platforms/*.yaml). Quantities missing from the
+/// tiers default to the accelerator's hardware file (scale-up link, typical node and NICs).
 Platform parse_platform(const config::ConfigNode& node, const Catalog& catalog);
 
 }  // namespace sp::models

@@ -2,7 +2,7 @@
 
 #include <deque>
 
-#include "models/collective/ring.hpp"
+#include "models/collective/collective.hpp"
 #include "models/compute/compute_model.hpp"
 #include "models/training/buckets.hpp"
 #include "sim/core/engine.hpp"
@@ -66,8 +66,10 @@ StepResult simulate_step(const Workload& w, const Platform& p, int accelerators,
   Engine engine;
   CommStream comm(engine);
   const SimTime backward_start = SimTime::zero() + r.forward;
+  const Group dp = packed_group(p.topology, accelerators);
   for (const GradientBucket& b : buckets) {
-    const Duration d = ring_all_reduce_time(p, accelerators, b.bytes);
+    const Duration d = accelerators > 1 ? select_collective(p, dp, CollectiveOp::all_reduce, b.bytes).time
+                                        : Duration::zero();
     engine.schedule_at(backward_start + b.ready, [&comm, d] { comm.enqueue(d); });
   }
   const SimTime backward_end = backward_start + r.backward;

@@ -1,9 +1,9 @@
 // One data-parallel training step, simulated on the event engine for one representative rank
 // (all ranks are identical, so one is enough):
 //  - forward, then backward layer by layer in reverse order (compute stream);
-//  - each gradient bucket's ring all-reduce is queued on the communication stream when backward
-//    has produced it, and runs there in FIFO order (NCCL runs collectives on one stream), so it
-//    overlaps with the rest of backward;
+//  - each gradient bucket's all-reduce is queued on the communication stream when backward has
+//    produced it, and runs there in FIFO order (NCCL runs collectives on one stream), so it
+//    overlaps with the rest of backward; its algorithm and protocol are the ones NCCL would pick;
 //  - the optimizer step starts when backward and every all-reduce are done.
 #pragma once
 

@@ -74,7 +74,7 @@ int run_command(const RunOptions& o) {
   if (!o.quiet) {
     std::printf("%s: %s on %s (%s x %d per node)\n", spec.name.c_str(), spec.workload.name.c_str(),
                 spec.platform.name.c_str(), spec.platform.accelerator.name.c_str(),
-                spec.platform.accelerators_per_node);
+                spec.platform.accelerators_per_node());
     std::fputs(console_table(table).c_str(), stdout);
     std::printf("wrote %s/{%s}\n", dir.string().c_str(),
                 plotted ? "summary.csv,results.h5,manifest.yaml,scaling.png" : "summary.csv,results.h5,manifest.yaml");

@@ -51,7 +51,7 @@ BatchPolicy parse_batch(const config::ConfigNode& n) {
 
 void check_counts(const ScenarioSpec& s, const config::ConfigNode& list, const config::ConfigNode& batch) {
   const auto& items = list.elements();
-  const int per_node = s.platform.accelerators_per_node;
+  const int per_node = s.platform.accelerators_per_node();
   for (std::size_t i = 0; i < items.size(); ++i) {
     const int n = s.accelerators[i];
     const config::ConfigNode& at = items[i];
@@ -64,7 +64,8 @@ void check_counts(const ScenarioSpec& s, const config::ConfigNode& list, const c
       at.fail(std::to_string(n) + " accelerators do not divide a " + std::to_string(per_node) +
               "-accelerator node evenly");
     }
-    if (n > per_node && s.platform.nics_per_node == 0) {
+    if (n > per_node && n > s.platform.topology.tiers.front().size &&
+        !(s.platform.topology.tiers.back().bandwidth.value() > 0)) {
       at.fail(std::to_string(n) + " accelerators span several nodes, but platform '" + s.platform.name +
               "' has no scale-out NICs (scale_out.nics_per_node is 0)");
     }

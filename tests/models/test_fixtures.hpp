@@ -12,19 +12,41 @@
 
 namespace sp::models::testing {
 
-/// 8 accelerators per node at 1 PFLOP/s (fp16), 1 TB/s memory; scale-up 100 GB/s with 1 us
-/// per step; 4 NICs of 10 GB/s with 10 us per step; every efficiency 1.
+/// 8 accelerators per node at 1 PFLOP/s (fp16), 1 TB/s memory; an 8-way switch at 100 GB/s per
+/// accelerator; 4 NICs of 10 GB/s per node (5 GB/s per accelerator); every efficiency 1. One
+/// protocol, Simple, with no launch cost, 1 us per step inside a node and 10 us across nodes;
+/// the library runs rings only.
 inline Platform simple_platform() {
   Platform p;
   p.name = "test";
   p.accelerator.name = "TestGPU";
   p.accelerator.peak["fp16"] = FlopsPerSecond(1e15);
   p.accelerator.memory_bandwidth = BytesPerSecond(1e12);
-  p.accelerators_per_node = 8;
-  p.scale_up = LinkTier{BytesPerSecond(100e9), 1.0, microseconds(1)};
-  p.nics_per_node = 4;
-  p.nic = LinkTier{BytesPerSecond(10e9), 1.0, microseconds(10)};
+  p.topology.accelerators_per_node = 8;
+  Tier up;
+  up.name = "scale_up";
+  up.kind = TierKind::switch_;
+  up.size = 8;
+  up.bandwidth = BytesPerSecond(100e9);
+  Tier out;
+  out.name = "scale_out";
+  out.kind = TierKind::fat_tree;
+  out.size = 0;
+  out.bandwidth = BytesPerSecond(4 * 10e9 / 8);
+  p.topology.tiers = {up, out};
+  ProtocolCosts& simple = p.protocols[static_cast<int>(Protocol::simple)];
+  simple.available = true;
+  simple.bandwidth_factor = 1.0;
+  simple.step = {microseconds(1), microseconds(10)};
+  p.library_algorithms = {Algorithm::ring};
   return p;
+}
+
+/// A shipped platform from scenarios/platforms, by file stem.
+inline Platform shipped_platform(const std::string& stem) {
+  const Catalog c(std::filesystem::path(SP_SOURCE_DIR) / "models");
+  return parse_platform(
+      config::load_file(std::string(SP_SOURCE_DIR) + "/scenarios/platforms/" + stem + ".yaml"), c);
 }
 
 /// Two layers; efficiency 1 at any batch (half_efficiency_batch 0); no optimizer traffic.

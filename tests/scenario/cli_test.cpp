@@ -127,7 +127,7 @@ TEST(Cli, BadInputExitsWithTwoAndWritesNothing) {
   const fs::path out = fresh_dir("bad");
   const RunResult r = run("run " + std::string(SP_TEST_DATA) + "/bad/no_unit.yaml --out " + out.string());
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.output.find("no_unit.yaml:7:16: platform.scale_up.bandwidth: \"450\" has no unit"),
+  EXPECT_NE(r.output.find("no_unit.yaml:8:16: platform.scale_up.bandwidth: \"450\" has no unit"),
             std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("terminate"), std::string::npos);  // no crash, no stack trace

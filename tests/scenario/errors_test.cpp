@@ -38,33 +38,33 @@ TEST(BadScenario, EachGivesOneClearLocatedMessage) {
   const std::string platform = std::string(SP_SOURCE_DIR) + "/scenarios/platforms/dgx_h100.yaml";
   const std::vector<BadCase> cases = {
       {"unknown_key.yaml", {},
-       ":9:1: acelerators: unknown key (did you mean 'accelerators'? valid keys: name, description, seed, "
+       ":11:1: acelerators: unknown key (did you mean 'accelerators'? valid keys: name, description, seed, "
        "workload, platform, accelerators, batch)"},
       {"no_unit.yaml", {},
-       ":7:16: platform.scale_up.bandwidth: \"450\" has no unit (expected a bandwidth such as \"450 GB/s\" "
+       ":8:16: platform.scale_up.bandwidth: \"450\" has no unit (expected a bandwidth such as \"450 GB/s\" "
        "or \"400 Gb/s\")"},
       {"wrong_unit.yaml", {},
-       ":11:14: platform.scale_out.latency: \"5 GB/s\" is a bandwidth (expected a time such as \"2 us\")"},
-      {"unknown_unit.yaml", {}, ":9:20: platform.scale_out.nic_bandwidth: unknown unit \"Gbit/sec\""},
-      {"negative_count.yaml", {}, ":9:19: accelerators[1]: must be at least 1, got -16"},
+       ":11:15: platform.protocols.simple.launch: \"5 GB/s\" is a bandwidth (expected a time such as \"2 us\")"},
+      {"unknown_unit.yaml", {}, ":10:20: platform.scale_out.nic_bandwidth: unknown unit \"Gbit/sec\""},
+      {"negative_count.yaml", {}, ":11:19: accelerators[1]: must be at least 1, got -16"},
       {"zero_per_node.yaml", {}, ":6:26: platform.accelerators_per_node: must be at least 1, got 0"},
       {"not_multiple.yaml", {},
-       ":9:19: accelerators[1]: 12 accelerators is not a whole number of 8-accelerator nodes (use a "
+       ":11:19: accelerators[1]: 12 accelerators is not a whole number of 8-accelerator nodes (use a "
        "multiple of accelerators_per_node, or a divisor of it for part of one node)"},
       {"unknown_accelerator.yaml", {},
        ":5:16: platform.accelerator: unknown accelerator 'H100-SXM' (did you mean 'H100-SXM5-80GB'? known: "},
       {"unknown_workload.yaml", {}, ":2:11: workload: unknown workload 'bret' (did you mean 'bert'? known: "},
       {"missing_batch_entry.yaml", {},
-       ":12:5: batch.global_by_accelerators: has no global batch for 16 accelerators (add an entry '16: "
+       ":14:5: batch.global_by_accelerators: has no global batch for 16 accelerators (add an entry '16: "
        "<global batch>')"},
       {"two_batch_policies.yaml", {},
-       ":11:3: batch: give exactly one of global, per_accelerator, global_by_accelerators"},
+       ":13:3: batch: give exactly one of global, per_accelerator, global_by_accelerators"},
       {"syntax.yaml", {}, ":4:6: YAML syntax error: "},
       {"missing_key.yaml", {}, ":1:1: workload: missing required key"},
-      {"bad_efficiency.yaml", {}, ":6:49: platform.scale_up.efficiency: must be in (0, 1], got 1.5"},
-      {"duplicate_key.yaml", {}, ":12:1: seed: duplicate key"},
+      {"bad_efficiency.yaml", {}, ":6:63: platform.scale_up.efficiency: must be in (0, 1], got 1.5"},
+      {"duplicate_key.yaml", {}, ":14:1: seed: duplicate key"},
       {"missing_include.yaml", {}, ":3:11: platform: cannot open: No such file or directory"},
-      {"not_ascending.yaml", {}, ":9:20: accelerators[1]: accelerator counts must be in ascending order"},
+      {"not_ascending.yaml", {}, ":11:20: accelerators[1]: accelerator counts must be in ascending order"},
       {"no_fp8.yaml", {},
        ":5:16: platform.accelerator: A100-PCIe-80GB has no fp8 peak in its hardware file (it has: bf16, fp16)"},
       {"no_such_file.yaml", {}, ": cannot open: No such file or directory"},
@@ -81,11 +81,11 @@ TEST(BadScenario, OverridesAreReportedAtTheArgument) {
       {{"good.yaml", {"platform.scale_out.nics_per_node=-1"}},
        "--set platform.scale_out.nics_per_node=-1: platform.scale_out.nics_per_node: must not be negative"},
       {{"good.yaml", {"platform.scale_out.nics_per_node=0"}},
-       ":9:19: accelerators[1]: 16 accelerators span several nodes, but platform 'test platform' has no "
+       ":11:19: accelerators[1]: 16 accelerators span several nodes, but platform 'test platform' has no "
        "scale-out NICs (scale_out.nics_per_node is 0)"},
       {{"good.yaml", {"platform.scale_up.bandwdth=\"1 GB/s\""}},
        "--set platform.scale_up.bandwdth=\"1 GB/s\": platform.scale_up.bandwdth: unknown key (did you mean "
-       "'bandwidth'? valid keys: bandwidth, efficiency, latency)"},
+       "'bandwidth'? valid keys: kind, size, bandwidth, efficiency, in_network_reduction)"},
       {{"good.yaml", {"batch.global=0"}}, "--set batch.global=0: batch.global: must be at least 1, got 0"},
       {{"good.yaml", {"seed"}}, "--set seed: expected key.path=value (e.g. --set platform.scale_out.nics=4)"},
   };

@@ -1,0 +1,323 @@
+// Closed-form cost terms of each collective algorithm on a tiered topology. Notation: p ranks,
+// n bytes, f_t the group's fan-out at tier t, B_t the effective per-accelerator bandwidth of
+// tier t (line rate x ring efficiency x protocol factor), a_t the protocol's step latency there.
+#include <algorithm>
+#include <cmath>
+
+#include "models/collective/collective.hpp"
+
+namespace sp::models {
+
+namespace {
+
+// NCCL's tuning model scales tree all-reduce bandwidth by 0.92 (anchors.md C.3): the chain and
+// the double binary tree do not stream quite as evenly as a ring.
+constexpr double kTreeBandwidthFactor = 0.92;
+
+struct Ctx {
+  const Platform& platform;
+  const Group& group;
+  const ProtocolCosts& proto;
+  std::size_t top;  // outermost tier the group spans
+  int p;
+
+  const Tier& tier(std::size_t t) const { return platform.topology.tiers[t]; }
+  Duration alpha(std::size_t t) const { return proto.step[t]; }
+  BytesPerSecond bw(std::size_t t) const { return tier(t).effective() * proto.bandwidth_factor; }
+  /// Ranks of the group inside one unit of tier t (t = -1: a single rank).
+  int below(int t) const { return t < 0 ? 1 : group.ranks_below(static_cast<std::size_t>(t)); }
+};
+
+bool is_power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
+int ceil_log2(int x) {
+  int k = 0;
+  while ((1 << k) < x) ++k;
+  return k;
+}
+
+// Near-cubic dimensions of a torus slice of `chips` (TPU slices are 3-D).
+std::vector<int> torus_dims(int chips) {
+  std::vector<int> d = {1, 1, 1};
+  int left = chips;
+  for (int f = 2; left > 1;) {
+    if (left % f == 0) {
+      std::sort(d.begin(), d.end());
+      d[0] *= f;
+      left /= f;
+    } else {
+      ++f;
+    }
+  }
+  return d;
+}
+
+// Edges per tier of a path through every rank inside one unit of tier `upto`, ranks packed tier
+// by tier: at tier t it crosses (units of tier t-1) - (units of tier t) boundaries. A cyclic path
+// (a ring) adds the wrap-around edge at the outermost tier it spans.
+std::vector<std::int64_t> path_edges(const Ctx& c, std::size_t upto, bool cyclic) {
+  std::vector<std::int64_t> e(upto + 1, 0);
+  const int ranks = c.below(static_cast<int>(upto));
+  for (std::size_t t = 0; t <= upto; ++t) {
+    const int units_lower = ranks / c.below(static_cast<int>(t) - 1);
+    const int units_here = ranks / c.below(static_cast<int>(t));
+    e[t] = units_lower - units_here;
+  }
+  if (cyclic && ranks > 1) {
+    std::size_t t = upto;
+    while (t > 0 && e[t] == 0) --t;
+    e[t] += 1;
+  }
+  if (c.tier(0).kind == TierKind::torus && c.group.fan_out[0] > 1) {
+    // A torus runs one ring per dimension: sum(d_i - 1) steps through a slice, not f_0 - 1.
+    const std::int64_t slices = ranks / c.group.fan_out[0];
+    std::int64_t per_slice = 0;
+    for (int d : torus_dims(c.group.fan_out[0])) per_slice += d - 1;
+    e[0] += slices * (per_slice - (c.group.fan_out[0] - 1));
+  }
+  return e;
+}
+
+// `laps` times round the ring, one edge short per lap: the critical chain of steps.
+void add_ring_latency(const Ctx& c, CostTerms& terms, int laps, bool cyclic) {
+  std::vector<std::int64_t> e = path_edges(c, c.top, cyclic);
+  for (auto& x : e) x *= laps;
+  if (cyclic) {
+    std::int64_t drop = laps;  // a chain of p-1 steps per lap, not p
+    for (std::size_t t = 0; t < e.size() && drop > 0; ++t) {
+      const std::int64_t d = std::min(drop, e[t]);
+      e[t] -= d;
+      drop -= d;
+    }
+  }
+  for (std::size_t t = 0; t < e.size(); ++t) {
+    if (e[t] > 0) terms.latency.push_back({t, e[t], c.alpha(t)});
+  }
+}
+
+// Bottleneck of a ring through the tiers its path uses (`edges` from path_edges): where the
+// ring leaves a unit of tier t-1 it crosses tier t, and all the group's accelerators in that unit
+// share tier t's links (a node's NICs, channels spread over them), so the unit's aggregate bounds
+// the ring.
+BandwidthTerm ring_bandwidth(const Ctx& c, const std::vector<std::int64_t>& edges, double factor) {
+  std::optional<BandwidthTerm> best;
+  for (std::size_t t = 0; t < edges.size(); ++t) {
+    if (edges[t] == 0) continue;
+    const BytesPerSecond unit = c.bw(t) * c.below(static_cast<int>(t) - 1);
+    if (!best || unit < best->bandwidth) best = BandwidthTerm{c.tier(t).name, factor, unit};
+  }
+  return best ? *best : BandwidthTerm{c.tier(0).name, factor, c.bw(0)};
+}
+
+// Latency terms for RS + AG rings inside one unit of tier `upto` (2(g-1) steps).
+void add_inner_rs_ag(const Ctx& c, CostTerms& t, std::size_t upto, int g) {
+  const std::vector<std::int64_t> e = path_edges(c, upto, true);
+  std::int64_t drop = 2;
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    std::int64_t steps = 2 * e[i];
+    const std::int64_t d = std::min(drop, steps);
+    steps -= d;
+    drop -= d;
+    if (steps > 0) t.latency.push_back({i, steps, c.alpha(i)});
+  }
+  t.bandwidth.push_back(ring_bandwidth(c, e, 2.0 * (g - 1) / g));
+}
+
+std::optional<CostTerms> ring(const Ctx& c, CollectiveOp op) {
+  CostTerms t;
+  int laps = 1;
+  double factor = static_cast<double>(c.p - 1) / c.p;
+  bool cyclic = true;
+  switch (op) {
+    case CollectiveOp::all_reduce: laps = 2; factor *= 2; break;
+    case CollectiveOp::reduce_scatter:
+    case CollectiveOp::all_gather: break;
+    case CollectiveOp::broadcast: factor = 1; cyclic = false; break;  // a pipelined chain
+    case CollectiveOp::all_to_all: return std::nullopt;
+  }
+  add_ring_latency(c, t, laps, cyclic);
+  t.bandwidth.push_back(ring_bandwidth(c, path_edges(c, c.top, cyclic), factor));
+  return t;
+}
+
+// Inside a node a chain; across nodes NCCL's double binary tree. Each node is an inner node of
+// one tree and a leaf of the other, so with more than two nodes it sends and receives 2n (up and
+// down, both trees); with two nodes n.
+std::optional<CostTerms> tree(const Ctx& c, CollectiveOp op) {
+  if (op != CollectiveOp::all_reduce && op != CollectiveOp::broadcast) return std::nullopt;
+  const bool ar = op == CollectiveOp::all_reduce;
+  CostTerms t;
+  const int nodes = c.top > 0 ? c.group.fan_out[c.top] : 1;
+  const std::size_t inner_top = c.top > 0 ? c.top - 1 : 0;
+  const std::vector<std::int64_t> chain = path_edges(c, inner_top, false);
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    if (chain[i] > 0) t.latency.push_back({i, (ar ? 2 : 1) * chain[i], c.alpha(i)});
+  }
+  if (nodes > 1) t.latency.push_back({c.top, (ar ? 2 : 1) * ceil_log2(nodes), c.alpha(c.top)});
+  if (c.below(static_cast<int>(inner_top)) > 1 || nodes == 1) {
+    BandwidthTerm inner = ring_bandwidth(c, chain, ar ? 2.0 : 1.0);
+    inner.bandwidth = inner.bandwidth * kTreeBandwidthFactor;
+    t.bandwidth.push_back(inner);
+  }
+  if (nodes > 1) {
+    const double across = !ar ? 1.0 : nodes == 2 ? 1.0 : 2.0;
+    const BytesPerSecond node = c.bw(c.top) * c.below(static_cast<int>(c.top) - 1) * kTreeBandwidthFactor;
+    t.bandwidth.push_back({c.tier(c.top).name, across, node});
+  }
+  return t;
+}
+
+// NVLink SHARP: the switch reduces, each GPU sends and receives its buffer once; across nodes
+// NCCL's NVLS-tree runs a tree on each GPU's shard, pipelined with the switch reduction.
+std::optional<CostTerms> nvls(const Ctx& c, CollectiveOp op) {
+  const Tier& up = c.tier(0);
+  if (op != CollectiveOp::all_reduce || !up.reduction) return std::nullopt;
+  if (c.top > 1 || (c.top == 1 && c.platform.topology.tiers.size() != 2)) return std::nullopt;
+  CostTerms t;
+  t.fixed = up.reduction->latency;
+  t.bandwidth.push_back({"scale_up nvls", 1.0, up.bandwidth * up.reduction->efficiency});
+  if (c.top == 1) {
+    const int nodes = c.group.fan_out[1];
+    t.latency.push_back({1, 2 * ceil_log2(nodes), c.alpha(1)});
+    t.bandwidth.push_back({c.tier(1).name, nodes == 2 ? 1.0 : 2.0, c.bw(1) * c.group.fan_out[0]});
+  }
+  return t;
+}
+
+// Reduction in the fat tree's switches across nodes; inside the node NVLS when the switch has it,
+// else a ring reduce-scatter and all-gather.
+std::optional<CostTerms> sharp(const Ctx& c, CollectiveOp op) {
+  const Tier& out = c.tier(c.platform.topology.tiers.size() - 1);
+  if (op != CollectiveOp::all_reduce || !out.reduction || c.top == 0) return std::nullopt;
+  if (c.top != c.platform.topology.tiers.size() - 1) return std::nullopt;
+  CostTerms t;
+  t.fixed = out.reduction->latency;
+  const int g = c.below(static_cast<int>(c.top) - 1);
+  const Tier& up = c.tier(0);
+  if (up.reduction && c.top == 1) {
+    t.fixed += up.reduction->latency;
+    t.bandwidth.push_back({"scale_up nvls", 1.0, up.bandwidth * up.reduction->efficiency});
+  } else if (g > 1) {
+    add_inner_rs_ag(c, t, c.top - 1, g);
+  }
+  t.bandwidth.push_back({out.name + " sharp", 1.0, out.bandwidth * out.reduction->efficiency * g});
+  return t;
+}
+
+// Reduce-scatter inside the node, an all-reduce of n/g per rank across nodes (each rank on its
+// own share of the NICs), all-gather inside: one after another.
+std::optional<CostTerms> hierarchical(const Ctx& c, CollectiveOp op) {
+  if (op != CollectiveOp::all_reduce || c.top == 0) return std::nullopt;
+  CostTerms t;
+  t.pipelined = false;
+  const int g = c.below(static_cast<int>(c.top) - 1);
+  const int nodes = c.group.fan_out[c.top];
+  if (g > 1) add_inner_rs_ag(c, t, c.top - 1, g);
+  t.latency.push_back({c.top, 2 * static_cast<std::int64_t>(nodes - 1), c.alpha(c.top)});
+  t.bandwidth.push_back({c.tier(c.top).name, 2.0 * (nodes - 1) / nodes / g, c.bw(c.top)});
+  return t;
+}
+
+// Fraction of a fat tree's bandwidth left to traffic among `units` nodes spread evenly over
+// leaves of nodes_per_leaf: the share leaving each leaf competes for its uplinks (downlink
+// capacity / oversubscription).
+double spine_share(const Tier& tier, int units) {
+  if (tier.kind != TierKind::fat_tree || tier.nodes_per_leaf <= 0 || units <= tier.nodes_per_leaf) return 1.0;
+  const double leaving = static_cast<double>(units - tier.nodes_per_leaf) / units;
+  const double demand = leaving * tier.oversubscription;
+  return demand <= 1.0 ? 1.0 : 1.0 / demand;
+}
+
+// Recursive halving (reduce-scatter) then doubling (all-gather), nearest partners first, so the
+// bytes halve before they reach the slower tiers. Needs a power-of-two fan-out at every tier.
+std::optional<CostTerms> halving_doubling(const Ctx& c, CollectiveOp op) {
+  if (op == CollectiveOp::broadcast || op == CollectiveOp::all_to_all) return std::nullopt;
+  for (int f : c.group.fan_out) {
+    if (!is_power_of_two(f)) return std::nullopt;
+  }
+  const int phases = op == CollectiveOp::all_reduce ? 2 : 1;
+  CostTerms t;
+  t.pipelined = false;
+  for (std::size_t i = 0; i <= c.top; ++i) {
+    const int f = c.group.fan_out[i];
+    if (f == 1) continue;
+    t.latency.push_back({i, static_cast<std::int64_t>(phases) * ceil_log2(f), c.alpha(i)});
+    // Bytes exchanged at this tier: n / (ranks below) x (1 - 1/f), per phase.
+    const double factor = phases * (1.0 - 1.0 / f) / c.below(static_cast<int>(i) - 1);
+    const double share = spine_share(c.tier(i), f);
+    t.bandwidth.push_back({c.tier(i).name, factor, c.bw(i) * share});
+  }
+  return t;
+}
+
+// All-to-all as p-1 concurrent exchanges: n/p to every other rank, each over the tier that
+// separates the pair, every tier's links busy at once.
+std::optional<CostTerms> pairwise(const Ctx& c, CollectiveOp op) {
+  if (op != CollectiveOp::all_to_all) return std::nullopt;
+  CostTerms t;
+  for (std::size_t i = 0; i <= c.top; ++i) {
+    const int peers = c.below(static_cast<int>(i)) - c.below(static_cast<int>(i) - 1);
+    if (peers <= 0) continue;
+    t.latency.push_back({i, peers, c.alpha(i)});
+    const double share = spine_share(c.tier(i), c.group.fan_out[i]);
+    t.bandwidth.push_back({c.tier(i).name, static_cast<double>(peers) / c.p, c.bw(i) * share});
+  }
+  return t;
+}
+
+bool protocol_allowed(Algorithm a, Protocol p) {
+  return a == Algorithm::ring || a == Algorithm::tree || p == Protocol::simple;
+}
+
+}  // namespace
+
+double bus_factor(CollectiveOp op, int ranks) {
+  switch (op) {
+    case CollectiveOp::all_reduce: return 2.0 * (ranks - 1) / ranks;
+    case CollectiveOp::reduce_scatter:
+    case CollectiveOp::all_gather:
+    case CollectiveOp::all_to_all: return static_cast<double>(ranks - 1) / ranks;
+    case CollectiveOp::broadcast: return 1.0;
+  }
+  return 1.0;
+}
+
+Duration CostTerms::latency_total() const {
+  Duration d = fixed;
+  for (const LatencyTerm& l : latency) d += l.per_step * l.steps;
+  return d;
+}
+
+Duration CostTerms::time(Bytes n) const {
+  Duration data;
+  for (const BandwidthTerm& b : bandwidth) {
+    const Duration d = n * b.bytes_factor / b.bandwidth;
+    data = pipelined ? max(data, d) : data + d;
+  }
+  return latency_total() + data;
+}
+
+std::optional<CostTerms> cost_terms(const Platform& platform, const Group& group, CollectiveOp op,
+                                    Algorithm algorithm, Protocol protocol) {
+  const ProtocolCosts& proto = platform.costs(protocol);
+  if (!proto.available || !protocol_allowed(algorithm, protocol)) return std::nullopt;
+  const Ctx c{platform, group, proto, group.top_tier(), group.ranks()};
+  if (c.p <= 1) return std::nullopt;
+  std::optional<CostTerms> t;
+  switch (algorithm) {
+    case Algorithm::ring: t = ring(c, op); break;
+    case Algorithm::tree: t = tree(c, op); break;
+    case Algorithm::nvls: t = nvls(c, op); break;
+    case Algorithm::sharp: t = sharp(c, op); break;
+    case Algorithm::hierarchical: t = hierarchical(c, op); break;
+    case Algorithm::halving_doubling: t = halving_doubling(c, op); break;
+    case Algorithm::pairwise: t = pairwise(c, op); break;
+  }
+  if (!t) return std::nullopt;
+  t->op = op;
+  t->algorithm = algorithm;
+  t->protocol = protocol;
+  t->fixed += proto.launch;
+  return t;
+}
+
+}  // namespace sp::models

@@ -1,0 +1,56 @@
+#include "models/collective/kinds.hpp"
+
+namespace sp::models {
+
+const char* op_name(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::all_reduce: return "all_reduce";
+    case CollectiveOp::reduce_scatter: return "reduce_scatter";
+    case CollectiveOp::all_gather: return "all_gather";
+    case CollectiveOp::broadcast: return "broadcast";
+    case CollectiveOp::all_to_all: return "all_to_all";
+  }
+  return "?";
+}
+
+const char* algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::ring: return "ring";
+    case Algorithm::tree: return "tree";
+    case Algorithm::nvls: return "nvls";
+    case Algorithm::sharp: return "sharp";
+    case Algorithm::hierarchical: return "hierarchical";
+    case Algorithm::halving_doubling: return "halving_doubling";
+    case Algorithm::pairwise: return "pairwise";
+  }
+  return "?";
+}
+
+const char* protocol_name(Protocol p) {
+  switch (p) {
+    case Protocol::ll: return "LL";
+    case Protocol::ll128: return "LL128";
+    case Protocol::simple: return "Simple";
+  }
+  return "?";
+}
+
+namespace {
+template <class E, std::size_t N, class NameOf>
+std::optional<E> by_name(const std::array<E, N>& all, const std::string& name, NameOf name_of) {
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  for (E e : all) {
+    std::string n;
+    for (const char* c = name_of(e); *c; ++c) n += static_cast<char>(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+    if (n == lower) return e;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<CollectiveOp> op_from_name(const std::string& n) { return by_name(kCollectiveOps, n, op_name); }
+std::optional<Algorithm> algorithm_from_name(const std::string& n) { return by_name(kAlgorithms, n, algorithm_name); }
+std::optional<Protocol> protocol_from_name(const std::string& n) { return by_name(kProtocols, n, protocol_name); }
+
+}  // namespace sp::models

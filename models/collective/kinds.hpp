@@ -1,0 +1,50 @@
+// The vocabulary of collective communication: operations, algorithms and protocols (in the
+// sense of NCCL, anchors.md C.3), and what a protocol costs on a platform.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/time.hpp"
+
+namespace sp::models {
+
+enum class CollectiveOp { all_reduce, reduce_scatter, all_gather, broadcast, all_to_all };
+inline constexpr std::array<CollectiveOp, 5> kCollectiveOps = {
+    CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather, CollectiveOp::broadcast,
+    CollectiveOp::all_to_all};
+
+/// ring; tree (NCCL's double binary tree across nodes, a chain inside); nvls (NVLink SHARP in
+/// the switch, NVLS-tree across nodes); sharp (in-network reduction on the fat tree);
+/// hierarchical (reduce-scatter inside, all-reduce across, all-gather inside); halving_doubling
+/// (Rabenseifner's recursive halving and doubling); pairwise (all-to-all as p-1 concurrent
+/// point-to-point exchanges, the only all-to-all algorithm).
+enum class Algorithm { ring, tree, nvls, sharp, hierarchical, halving_doubling, pairwise };
+inline constexpr std::array<Algorithm, 7> kAlgorithms = {Algorithm::ring,         Algorithm::tree,
+                                                         Algorithm::nvls,         Algorithm::sharp,
+                                                         Algorithm::hierarchical, Algorithm::halving_doubling,
+                                                         Algorithm::pairwise};
+
+/// LL moves 8-byte words with inline flags (lowest latency, half the bandwidth), LL128 128-byte
+/// lines (92 %), Simple bulk copies with fences (full bandwidth, highest per-step latency).
+enum class Protocol { ll, ll128, simple };
+inline constexpr std::array<Protocol, 3> kProtocols = {Protocol::ll, Protocol::ll128, Protocol::simple};
+
+const char* op_name(CollectiveOp op);
+const char* algorithm_name(Algorithm a);
+const char* protocol_name(Protocol p);
+std::optional<CollectiveOp> op_from_name(const std::string& name);
+std::optional<Algorithm> algorithm_from_name(const std::string& name);
+std::optional<Protocol> protocol_from_name(const std::string& name);
+
+/// What one protocol costs on a platform.
+struct ProtocolCosts {
+  bool available = false;
+  double bandwidth_factor = 1;  // fraction of a tier's effective bandwidth this protocol reaches
+  Duration launch;              // once per collective (kernel launch, proxy set-up)
+  std::vector<Duration> step;   // per algorithm step, by tier (innermost first)
+};
+
+}  // namespace sp::models

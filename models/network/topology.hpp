@@ -1,0 +1,62 @@
+// The network of a platform as tiers, innermost first: a scale-up domain (NVSwitch, PCIe, an
+// NVLink bridge between pairs, a TPU ICI torus), optionally a host PCIe tier joining several
+// scale-up domains inside a node, and the scale-out fabric between nodes (NICs on a
+// rail-optimised fat tree). A communication group spans a number of units at each tier (its
+// fan-out), and the collective cost models read bandwidths, latencies and fan-outs from here.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/time.hpp"
+#include "sim/core/units.hpp"
+
+namespace sp::models {
+
+enum class TierKind { switch_, pcie, bridge, torus, fat_tree };
+const char* tier_kind_name(TierKind k);
+
+/// Reduction done by the fabric itself: NVLink SHARP (NVLS) on an NVSwitch, SHARP on an
+/// InfiniBand fat tree. Each rank sends and receives its data once through the switch.
+struct InNetworkReduction {
+  std::string name;   // "nvls", "sharp"
+  double efficiency;  // algorithm bandwidth / per-accelerator line rate
+  Duration latency;   // start-up of one reduction (pipeline fill, switch set-up)
+};
+
+struct Tier {
+  std::string name;       // "scale_up", "host", "scale_out"
+  TierKind kind = TierKind::switch_;
+  int size = 0;           // units of the tier below per unit of this tier; 0 = unbounded
+  BytesPerSecond bandwidth;  // per accelerator, per direction, line rate
+  double efficiency = 1;  // fraction of the line rate sustained by ring traffic (Simple protocol)
+  double oversubscription = 1;  // fat tree: downlink / uplink capacity of a leaf switch
+  int nodes_per_leaf = 0;       // fat tree: nodes under one leaf switch (0: one non-blocking switch)
+  std::optional<InNetworkReduction> reduction;
+
+  BytesPerSecond effective() const { return bandwidth * efficiency; }
+};
+
+struct Topology {
+  std::vector<Tier> tiers;  // innermost first; the last one is unbounded
+  int accelerators_per_node = 1;
+};
+
+/// How a group of ranks spreads over the tiers: fan_out[t] units of tier t-1 inside each unit of
+/// tier t (fan_out[0] accelerators per scale-up domain). The product is the group size.
+struct Group {
+  std::vector<int> fan_out;
+
+  int ranks() const;
+  /// Ranks inside one unit of tier t (product of fan_out[0..t]).
+  int ranks_below(std::size_t t) const;
+  /// The outermost tier the group actually spans (fan_out > 1), or 0.
+  std::size_t top_tier() const;
+};
+
+/// The group of the first `ranks` accelerators, packed tier by tier (a data-parallel group over
+/// the whole job, or a tensor-parallel group inside a node).
+Group packed_group(const Topology& topo, int ranks);
+
+}  // namespace sp::models

@@ -1,0 +1,169 @@
+// Collective cost terms against their closed forms, worked by hand on the test platform of
+// test_fixtures.hpp (B0 = 100 GB/s inside a node, 5 GB/s NIC share per accelerator, a0 = 1 us,
+// a1 = 10 us, Simple protocol, no launch cost).
+#include <gtest/gtest.h>
+
+#include "models/collective/collective.hpp"
+#include "test_fixtures.hpp"
+
+namespace sp::models {
+
+namespace {
+const Platform kTest = testing::simple_platform();
+
+CostTerms terms(int ranks, CollectiveOp op, Algorithm a, Protocol proto = Protocol::simple,
+                const Platform& p = kTest) {
+  const auto t = cost_terms(p, packed_group(p.topology, ranks), op, a, proto);
+  EXPECT_TRUE(t.has_value()) << algorithm_name(a) << " " << op_name(op) << " on " << ranks;
+  return t ? *t : CostTerms{};
+}
+}  // namespace
+
+TEST(Ring, AllReduceInsideANodeIsTheTextbookClosedForm) {
+  // 2(p-1) a + 2(p-1)/p n / B = 14 us + 1.75 x 1 GB / 100 GB/s = 14 us + 17.5 ms
+  const CostTerms t = terms(8, CollectiveOp::all_reduce, Algorithm::ring);
+  EXPECT_EQ(t.time(Bytes(1e9)).ps(), seconds(14e-6 + 1.75 * 1e9 / 100e9).ps());
+  ASSERT_EQ(t.latency.size(), 1u);
+  EXPECT_EQ(t.latency[0].steps, 14);
+  ASSERT_EQ(t.bandwidth.size(), 1u);
+  EXPECT_EQ(t.bandwidth[0].link, "scale_up");
+  EXPECT_DOUBLE_EQ(t.bandwidth[0].bytes_factor, 1.75);
+}
+
+TEST(Ring, ReduceScatterAndAllGatherAreOneLap) {
+  // (p-1) a + (p-1)/p n / B = 7 us + 0.875 x 10 ms
+  for (CollectiveOp op : {CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
+    EXPECT_EQ(terms(8, op, Algorithm::ring).time(Bytes(1e9)).ps(), seconds(7e-6 + 0.875e-2).ps());
+  }
+}
+
+TEST(Ring, AcrossNodesTheNodeNicsBoundIt) {
+  // 32 ranks on 4 nodes. The ring has 28 NVLink edges and 4 node-crossing edges; an all-reduce
+  // chain goes twice round minus one edge per lap: 54 steps at 1 us and 8 at 10 us = 134 us.
+  // Bandwidth: min(100 GB/s, 8 x 5 GB/s of node NICs) = 40 GB/s, so 2 x 31/32 x 1 GB / 40 GB/s.
+  const CostTerms t = terms(32, CollectiveOp::all_reduce, Algorithm::ring);
+  ASSERT_EQ(t.latency.size(), 2u);
+  EXPECT_EQ(t.latency[0].steps, 54);
+  EXPECT_EQ(t.latency[1].steps, 8);
+  EXPECT_EQ(t.bandwidth[0].link, "scale_out");
+  EXPECT_DOUBLE_EQ(t.bandwidth[0].bandwidth.value(), 40e9);
+  EXPECT_EQ(t.time(Bytes(1e9)).ps(), seconds(134e-6 + 2.0 * 31 / 32 * 1e9 / 40e9).ps());
+}
+
+TEST(Ring, BroadcastIsAPipelinedChain) {
+  // p-1 steps, every rank forwards the whole buffer once: 7 us + 1 GB / 100 GB/s
+  EXPECT_EQ(terms(8, CollectiveOp::broadcast, Algorithm::ring).time(Bytes(1e9)).ps(), seconds(7e-6 + 1e-2).ps());
+}
+
+TEST(Tree, ChainInsideDoubleBinaryTreeAcross) {
+  // 64 ranks, 8 nodes. Latency 2 ((8-1) a0 + log2(8) a1) = 2 (7 + 30) us = 74 us.
+  // Bandwidth, pipelined, x 0.92 (NCCL's tree factor): inside 2n / 100 GB/s; across, more than
+  // two nodes: 2n over the node's 40 GB/s; the NICs bound it: 2 x 1 GB / (0.92 x 40 GB/s).
+  const CostTerms t = terms(64, CollectiveOp::all_reduce, Algorithm::tree);
+  EXPECT_EQ(t.latency_total().ps(), microseconds(74).ps());
+  EXPECT_EQ(t.time(Bytes(1e9)).ps(), (microseconds(74) + seconds(2e9 / (0.92 * 40e9))).ps());
+}
+
+TEST(Tree, TwoNodesExchangeOnce) {
+  // With two nodes each is the other's child: n crosses the NICs once each way.
+  const CostTerms t = terms(16, CollectiveOp::all_reduce, Algorithm::tree);
+  EXPECT_DOUBLE_EQ(t.bandwidth.back().bytes_factor, 1.0);
+}
+
+TEST(Tree, BeatsTheRingOnLatencyAtScale) {
+  // 1024 ranks: ring 2 x 1023 steps, tree 2 (7 + 7) steps.
+  const Bytes small(1024);
+  EXPECT_LT(terms(1024, CollectiveOp::all_reduce, Algorithm::tree).time(small),
+            terms(1024, CollectiveOp::all_reduce, Algorithm::ring).time(small));
+}
+
+TEST(HalvingDoubling, RabenseifnerClosedForm) {
+  // One node of 8: 2 log2(8) a + 2 (p-1)/p n / B = 6 us + 1.75 x 10 ms.
+  EXPECT_EQ(terms(8, CollectiveOp::all_reduce, Algorithm::halving_doubling).time(Bytes(1e9)).ps(),
+            seconds(6e-6 + 1.75e-2).ps());
+  // 4 nodes: inside 2 x 3 steps, n (1 - 1/8) each way at 100 GB/s; across 2 x 2 steps, the n/8
+  // left per rank x (1 - 1/4) each way over its own 5 GB/s NIC share:
+  //   6 us + 40 us + 2 x 0.875 x 10 ms + 2 x 0.75/8 x 1 GB / 5 GB/s
+  EXPECT_EQ(terms(32, CollectiveOp::all_reduce, Algorithm::halving_doubling).time(Bytes(1e9)).ps(),
+            seconds(46e-6 + 1.75e-2 + 2 * 0.75 / 8 * 1e9 / 5e9).ps());
+  // Needs powers of two.
+  EXPECT_FALSE(cost_terms(kTest, packed_group(kTest.topology, 24), CollectiveOp::all_reduce,
+                          Algorithm::halving_doubling, Protocol::simple));
+}
+
+TEST(Hierarchical, InsideAcrossInsideOneAfterAnother) {
+  // 32 ranks on 4 nodes: RS+AG inside 2 x 7 steps and 2 x 7/8 n at 100 GB/s; all-reduce of n/8
+  // across 2 x 3 steps at 10 us, 2 x 3/4 x n/8 over the 5 GB/s share.
+  const CostTerms t = terms(32, CollectiveOp::all_reduce, Algorithm::hierarchical);
+  EXPECT_FALSE(t.pipelined);
+  EXPECT_EQ(t.time(Bytes(1e9)).ps(), seconds(14e-6 + 60e-6 + 1.75e-2 + 2 * 0.75 / 8 * 1e9 / 5e9).ps());
+}
+
+TEST(AllToAll, PairwiseOverEveryTierAtOnce) {
+  // 16 ranks, 2 nodes: 7 peers inside (7/16 n at 100 GB/s), 8 across (8/16 n at 5 GB/s):
+  // latency 7 x 1 + 8 x 10 us; the NIC term dominates: 0.5 x 1 GB / 5 GB/s = 100 ms.
+  const CostTerms t = terms(16, CollectiveOp::all_to_all, Algorithm::pairwise);
+  EXPECT_EQ(t.time(Bytes(1e9)).ps(), seconds(87e-6 + 0.1).ps());
+}
+
+TEST(InNetwork, NvlsAndSharpNeedTheirSwitches) {
+  EXPECT_FALSE(cost_terms(kTest, packed_group(kTest.topology, 8), CollectiveOp::all_reduce, Algorithm::nvls,
+                          Protocol::simple));
+  Platform p = kTest;
+  p.topology.tiers[0].reduction = InNetworkReduction{"nvls", 0.5, microseconds(20)};
+  // One node: start-up + n / (0.5 x 100 GB/s)
+  const auto t = cost_terms(p, packed_group(p.topology, 8), CollectiveOp::all_reduce, Algorithm::nvls, Protocol::simple);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->time(Bytes(1e9)).ps(), (microseconds(20) + seconds(1e9 / 50e9)).ps());
+  // NVLS is Simple only and all-reduce only.
+  EXPECT_FALSE(cost_terms(p, packed_group(p.topology, 8), CollectiveOp::all_reduce, Algorithm::nvls, Protocol::ll));
+  EXPECT_FALSE(cost_terms(p, packed_group(p.topology, 8), CollectiveOp::all_gather, Algorithm::nvls, Protocol::simple));
+}
+
+TEST(BusFactor, AsNcclTestsDefinesIt) {
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveOp::all_reduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveOp::all_gather, 8), 0.875);
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveOp::broadcast, 8), 1.0);
+}
+
+// NCCL's tuner on a real platform: latency-bound sizes take LL, mid sizes LL128, and the
+// largest go to NVLS inside a DGX H100; across 16 DGX H100 nodes (no SHARP) small messages take
+// the tree and large ones the ring.
+TEST(Selection, PicksLikeNcclOnDgxH100) {
+  const Platform dgx = testing::shipped_platform("dgx_h100");
+  const Group node = packed_group(dgx.topology, 8);
+  EXPECT_EQ(select_collective(dgx, node, CollectiveOp::all_reduce, Bytes(8)).terms.protocol, Protocol::ll);
+  EXPECT_EQ(select_collective(dgx, node, CollectiveOp::all_reduce, Bytes(16 << 20)).terms.protocol, Protocol::ll128);
+  EXPECT_EQ(select_collective(dgx, node, CollectiveOp::all_reduce, Bytes(1 << 30)).terms.algorithm, Algorithm::nvls);
+
+  Platform no_nvls = dgx;
+  no_nvls.library_algorithms = {Algorithm::ring, Algorithm::tree};
+  const Group cluster = packed_group(dgx.topology, 128);
+  EXPECT_EQ(select_collective(no_nvls, cluster, CollectiveOp::all_reduce, Bytes(64 << 10)).terms.algorithm,
+            Algorithm::tree);
+  EXPECT_EQ(select_collective(no_nvls, cluster, CollectiveOp::all_reduce, Bytes(4.0 * (1 << 30))).terms.algorithm,
+            Algorithm::ring);
+  // Forcing works, and an impossible force is a model error.
+  EXPECT_EQ(select_collective(dgx, node, CollectiveOp::all_reduce, Bytes(8), {Algorithm::ring, Protocol::simple})
+                .terms.protocol,
+            Protocol::simple);
+  EXPECT_THROW(select_collective(dgx, node, CollectiveOp::all_gather, Bytes(8), {Algorithm::nvls, std::nullopt}),
+               ModelError);
+}
+
+TEST(Topology, PackedGroupsFillInnerTiersFirst) {
+  const Platform nvl = testing::shipped_platform("h100_nvl_pcie");  // bridge pairs, PCIe host, NICs
+  EXPECT_EQ(packed_group(nvl.topology, 2).fan_out, (std::vector<int>{2, 1, 1}));
+  EXPECT_EQ(packed_group(nvl.topology, 8).fan_out, (std::vector<int>{2, 4, 1}));
+  EXPECT_EQ(packed_group(nvl.topology, 32).fan_out, (std::vector<int>{2, 4, 4}));
+  EXPECT_EQ(packed_group(nvl.topology, 32).top_tier(), 2u);
+  // A ring over one 8-card server crosses PCIe between pairs: 2 x 31.5 GB/s x 0.8 per pair is
+  // below the bridges' 300 x 0.8, so PCIe bounds it.
+  const auto t = cost_terms(nvl, packed_group(nvl.topology, 8), CollectiveOp::all_reduce, Algorithm::ring,
+                            Protocol::simple);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->bandwidth[0].link, "host");
+  EXPECT_DOUBLE_EQ(t->bandwidth[0].bandwidth.value(), 2 * 63e9 * 0.8);
+}
+
+}  // namespace sp::models
