@@ -21,7 +21,22 @@ struct RunOptions {
 /// scaling.png into the output folder. Returns the exit status.
 int run_command(const RunOptions& options);
 
-/// `scalepoint list accelerators|workloads`.
+/// `scalepoint list accelerators|workloads|platforms`.
 int list_command(const std::string& what);
+
+struct CollectiveOptions {
+  std::string platform = "dgx_h100";
+  std::string op = "all_reduce";
+  int gpus = 8;
+  std::string bytes = "8B:8GiB";
+  double factor = 2;
+  std::string algorithm = "auto";
+  std::string protocol = "auto";
+  std::string validate;  // a CSV of published measurements
+  std::string out_dir;   // where the validation table and plot go
+};
+
+/// `scalepoint collective`: nccl-tests-style table, or --validate against published results.
+int collective_command(const CollectiveOptions& options);
 
 }  // namespace sp::cli

@@ -27,11 +27,28 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--seed", run.seed, "random seed (overrides the scenario's seed)");
   run_cmd->add_flag("--quiet,-q", run.quiet, "print nothing but errors");
 
+  sp::cli::CollectiveOptions coll;
+  CLI::App* coll_cmd = app.add_subcommand(
+      "collective", "one collective over a range of sizes, printed like nccl-tests (or --validate)");
+  coll_cmd->add_option("--platform,-p", coll.platform, "platform name in scenarios/platforms, or a file")
+      ->capture_default_str();
+  coll_cmd->add_option("--op", coll.op, "all_reduce | reduce_scatter | all_gather | broadcast | all_to_all")
+      ->capture_default_str();
+  coll_cmd->add_option("--gpus,-n", coll.gpus, "ranks in the collective")->capture_default_str();
+  coll_cmd->add_option("--bytes,-b", coll.bytes, "size range MIN:MAX, e.g. 8B:8GiB")->capture_default_str();
+  coll_cmd->add_option("--factor,-f", coll.factor, "size step factor")->capture_default_str();
+  coll_cmd->add_option("--algo", coll.algorithm, "auto | ring | tree | nvls | sharp | hierarchical | halving_doubling")
+      ->capture_default_str();
+  coll_cmd->add_option("--proto", coll.protocol, "auto | LL | LL128 | Simple")->capture_default_str();
+  coll_cmd->add_option("--validate", coll.validate,
+                       "compare with published measurements (e.g. calibration/data/nccl_published.csv)");
+  coll_cmd->add_option("--out,-o", coll.out_dir, "folder for the validation table and plot (default results/validation)");
+
   std::string list_what;
   CLI::App* list_cmd = app.add_subcommand("list", "list the accelerators or workloads in the catalog");
-  list_cmd->add_option("what", list_what, "accelerators | workloads")
+  list_cmd->add_option("what", list_what, "accelerators | workloads | platforms")
       ->required()
-      ->check(CLI::IsMember({"accelerators", "workloads"}));
+      ->check(CLI::IsMember({"accelerators", "workloads", "platforms"}));
 
   std::vector<std::string> args(argv, argv + argc);
   try {
@@ -53,6 +70,7 @@ int main(int argc, char** argv) {
       return sp::cli::run_command(run);
     }
     if (list_cmd->parsed()) return sp::cli::list_command(list_what);
+    if (coll_cmd->parsed()) return sp::cli::collective_command(coll);
   } catch (const sp::InputError& e) {
     std::fprintf(stderr, "scalepoint: error: %s\n", e.what());
     return 2;

@@ -1,5 +1,6 @@
 #include "sim/output/hdf5_writer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -60,6 +61,21 @@ void write_hdf5(const std::filesystem::path& file, const Table& table,
   const hsize_t rows = table.rows();
   Handle space(H5Screate_simple(1, &rows, nullptr), H5Sclose, "data space");
   for (const Column& c : table.columns) {
+    if (c.is_text()) {
+      // Fixed-length UTF-8 strings, as long as the longest cell.
+      std::size_t width = 1;
+      for (const auto& s : c.text) width = std::max(width, s.size());
+      Handle type(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
+      check(H5Tset_size(type.get(), width), "set string size");
+      check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "set string charset");
+      std::vector<char> buf(width * c.text.size(), '\0');
+      for (std::size_t i = 0; i < c.text.size(); ++i) std::copy(c.text[i].begin(), c.text[i].end(), buf.begin() + i * width);
+      Handle ds(H5Dcreate2(group.get(), c.name.c_str(), type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                H5Dclose, c.name.c_str());
+      check(H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "write dataset");
+      string_attribute(ds.get(), "description", c.description);
+      continue;
+    }
     const hid_t type = c.integer ? H5T_STD_I64LE : H5T_IEEE_F64LE;
     Handle ds(H5Dcreate2(group.get(), c.name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
               H5Dclose, c.name.c_str());

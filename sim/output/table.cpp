@@ -14,7 +14,27 @@ const Column& Table::column(const std::string& name) const {
   throw std::out_of_range("no column named " + name);
 }
 
-std::string format_value(const Column& c, double v) {
+Column& Table::column(const std::string& name) {
+  return const_cast<Column&>(static_cast<const Table&>(*this).column(name));
+}
+
+Column text_column(std::string name, std::string description, std::vector<std::string> text) {
+  Column c;
+  c.name = std::move(name);
+  c.description = std::move(description);
+  c.text = std::move(text);
+  return c;
+}
+
+std::string format_cell(const Column& c, std::size_t i) {
+  if (c.is_text()) {
+    const std::string& s = c.text[i];
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  }
+  const double v = c.values[i];
   if (c.integer) return fmt::format("{}", static_cast<long long>(std::llround(v)));
   return fmt::format("{}", v);
 }
@@ -25,7 +45,7 @@ std::string to_csv(const Table& t) {
   out += '\n';
   for (std::size_t i = 0; i < t.rows(); ++i) {
     for (std::size_t j = 0; j < t.columns.size(); ++j) {
-      out += (j ? "," : "") + format_value(t.columns[j], t.columns[j].values[i]);
+      out += (j ? "," : "") + format_cell(t.columns[j], i);
     }
     out += '\n';
   }

@@ -9,22 +9,30 @@ namespace sp::output {
 
 struct Column {
   std::string name;         // e.g. "step_time_s"
-  std::string unit;         // e.g. "s"; "1" for dimensionless, "count" for counts
+  std::string unit;         // e.g. "s"; "1" for dimensionless, "count" for counts, "" for text
   std::string description;  // one line, stored as an HDF5 attribute
   bool integer = false;     // written as int64
   std::vector<double> values;
+  std::vector<std::string> text;  // a text column when non-empty (values stay empty)
+
+  bool is_text() const { return !text.empty(); }
+  std::size_t size() const { return is_text() ? text.size() : values.size(); }
 };
 
 struct Table {
   std::vector<Column> columns;
 
-  std::size_t rows() const { return columns.empty() ? 0 : columns.front().values.size(); }
+  std::size_t rows() const { return columns.empty() ? 0 : columns.front().size(); }
   const Column& column(const std::string& name) const;
+  Column& column(const std::string& name);
 };
 
-/// Text of a value as written to CSV: integers exactly, reals in the shortest form that reads
-/// back to the same double (identical on every platform).
-std::string format_value(const Column& c, double v);
+/// A text column.
+Column text_column(std::string name, std::string description, std::vector<std::string> text);
+
+/// Text of row `i` as written to CSV: integers exactly, reals in the shortest form that reads
+/// back to the same double (identical on every platform), text quoted when it must be.
+std::string format_cell(const Column& c, std::size_t i);
 
 /// CSV text: a header of column names, then one line per row.
 std::string to_csv(const Table& t);

@@ -60,7 +60,7 @@ const std::vector<ColumnDef>& column_defs() {
 output::Table scaling_table(const std::vector<ScalingPoint>& points) {
   output::Table t;
   for (const ColumnDef& d : column_defs()) {
-    output::Column c{d.name, d.unit, d.description, d.integer, {}};
+    output::Column c{d.name, d.unit, d.description, d.integer, {}, {}};
     for (const ScalingPoint& p : points) c.values.push_back(d.value(p));
     t.columns.push_back(std::move(c));
   }

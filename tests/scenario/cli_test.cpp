@@ -155,9 +155,23 @@ TEST(Cli, SeedAndSetOverridesAreRecorded) {
   EXPECT_EQ(lines, 3);  // header + 2 accelerator counts
 }
 
+TEST(Cli, CollectivePrintsAnNcclTestsTable) {
+  const RunResult r = run("collective --platform dgx_h100 --gpus 16 --bytes 1KiB:1MiB --algo tree");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("all_reduce on DGX H100, 16 ranks on 2 node(s)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tree/"), std::string::npos);
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 3 + 11);  // 3 header lines, 1 KiB..1 MiB
+  EXPECT_EQ(run("collective --gpus 12").status, 2);
+  EXPECT_EQ(run("collective --platform nowhere").status, 2);
+  EXPECT_EQ(run("collective --algo nvls --op all_gather").status, 1);  // valid input, no such algorithm
+}
+
 TEST(Cli, ListsTheCatalog) {
   const RunResult r = run("list accelerators");
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.output.find("H100-SXM5-80GB"), std::string::npos);
   EXPECT_NE(r.output.find("TPU-v5p"), std::string::npos);
+  const RunResult p = run("list platforms");
+  EXPECT_EQ(p.status, 0);
+  EXPECT_NE(p.output.find("dgx_b200"), std::string::npos) << p.output;
 }

@@ -1,5 +1,6 @@
 #include "sim/cli/commands.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -10,6 +11,7 @@
 #include "sim/output/manifest.hpp"
 #include "sim/output/plot.hpp"
 #include "sim/output/staged_files.hpp"
+#include "sim/scenario/collective_bench.hpp"
 #include "sim/scenario/scaling_table.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -91,9 +93,20 @@ int list_command(const std::string& what) {
       for (const auto& al : a.aliases) aliases += (aliases.empty() ? "" : "; ") + al;
       std::printf("%-20s %-7s %s\n", a.name.c_str(), a.vendor.c_str(), aliases.c_str());
     }
-  } else {
+  } else if (what == "workloads") {
     for (const auto& w : catalog.workloads()) {
       std::printf("%-18s %s\n", w.name.c_str(), w.description.c_str());
+    }
+  } else {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(models::data_root() / "scenarios" / "platforms")) {
+      if (e.path().extension() == ".yaml" && e.path().stem() != "nccl_protocols") files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      const models::Platform p = load_platform(f.string(), catalog);
+      std::printf("%-16s %-28s %s x %d per node\n", f.stem().string().c_str(), p.name.c_str(),
+                  p.accelerator.name.c_str(), p.accelerators_per_node());
     }
   }
   return 0;

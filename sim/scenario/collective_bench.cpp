@@ -1,0 +1,160 @@
+#include "sim/scenario/collective_bench.hpp"
+
+#include <cmath>
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "sim/config/csv.hpp"
+#include "sim/config/loader.hpp"
+#include "sim/config/quantity.hpp"
+
+namespace sp {
+
+namespace fs = std::filesystem;
+
+models::Platform load_platform(const std::string& name, const models::Catalog& catalog) {
+  fs::path file(name);
+  if (!fs::exists(file)) {
+    const fs::path dir = models::data_root() / "scenarios" / "platforms";
+    file = dir / (name + ".yaml");
+    if (!fs::exists(file)) {
+      std::vector<std::string> known;
+      for (const auto& e : fs::directory_iterator(dir)) {
+        const std::string stem = e.path().stem().string();
+        if (e.path().extension() == ".yaml" && stem != "nccl_protocols") known.push_back(stem);
+      }
+      std::sort(known.begin(), known.end());
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      const auto guess = config::closest_match(name, known);
+      throw InputError(SourceLocation{"--platform", 0, 0}, "", "unknown platform '" + name + "'",
+                       (guess ? "did you mean '" + *guess + "'? " : std::string()) + "known: " + list +
+                           ", or a path to a platform file");
+    }
+  }
+  return models::parse_platform(config::load_file(file.string()), catalog);
+}
+
+std::vector<Bytes> size_range(const std::string& spec, double factor) {
+  const SourceLocation where{"--bytes " + spec, 0, 0};
+  const auto parse = [&](const std::string& s) {
+    try {
+      const Bytes b = config::parse_bytes(s);
+      if (!(b.value() >= 1)) throw InputError(where, "", "sizes must be at least 1 B");
+      return b;
+    } catch (const config::QuantityError& e) {
+      throw InputError(where, "", e.what(), e.hint());
+    }
+  };
+  const std::size_t colon = spec.find(':');
+  const Bytes lo = parse(spec.substr(0, colon));
+  const Bytes hi = colon == std::string::npos ? lo : parse(spec.substr(colon + 1));
+  if (hi < lo) throw InputError(where, "", "the range must go from small to large");
+  if (!(factor > 1)) throw InputError(SourceLocation{"--factor", 0, 0}, "", "must be greater than 1");
+  std::vector<Bytes> sizes;
+  for (double s = lo.value(); s <= hi.value() * (1 + 1e-12); s *= factor) sizes.push_back(Bytes(std::round(s)));
+  return sizes;
+}
+
+std::vector<CollectiveRow> collective_sweep(const models::Platform& platform, models::CollectiveOp op, int ranks,
+                                            const std::vector<Bytes>& sizes,
+                                            const models::CollectiveChoice& choice) {
+  const models::Group group = models::packed_group(platform.topology, ranks);
+  std::vector<CollectiveRow> rows;
+  for (Bytes n : sizes) {
+    CollectiveRow r;
+    r.size = n;
+    if (ranks > 1) {
+      const models::Selected s = models::select_collective(platform, group, op, n, choice);
+      r.time = s.time;
+      r.algorithm = s.terms.algorithm;
+      r.protocol = s.terms.protocol;
+      r.algbw_gbs = n.value() / to_seconds(s.time) / 1e9;
+      r.busbw_gbs = r.algbw_gbs * models::bus_factor(op, ranks);
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+std::string nccl_tests_table(const std::vector<CollectiveRow>& rows, models::CollectiveOp op) {
+  const bool reduces = op == models::CollectiveOp::all_reduce || op == models::CollectiveOp::reduce_scatter;
+  const char* root = op == models::CollectiveOp::broadcast ? "0" : "-1";
+  std::string out = fmt::format("#{:>12} {:>13} {:>9} {:>7} {:>7} {:>10} {:>8} {:>8}  {}\n", "size", "count", "type",
+                                "redop", "root", "time", "algbw", "busbw", "algorithm");
+  out += fmt::format("#{:>12} {:>13} {:>9} {:>7} {:>7} {:>10} {:>8} {:>8}\n", "(B)", "(elements)", "", "", "", "(us)",
+                     "(GB/s)", "(GB/s)");
+  for (const CollectiveRow& r : rows) {
+    out += fmt::format(" {:>12.0f} {:>13.0f} {:>9} {:>7} {:>7} {:>10.2f} {:>8.2f} {:>8.2f}  {}/{}\n", r.size.value(),
+                       std::floor(r.size.value() / 4), "float", reduces ? "sum" : "none", root,
+                       to_seconds(r.time) * 1e6, r.algbw_gbs, r.busbw_gbs, models::algorithm_name(r.algorithm),
+                       models::protocol_name(r.protocol));
+  }
+  return out;
+}
+
+output::Table validate_collectives(const std::string& published_csv, const models::Catalog& catalog) {
+  const config::CsvTable csv = config::CsvTable::read(published_csv);
+  std::map<std::string, models::Platform> platforms;
+  output::Table t;
+  t.columns = {{"ranks", "count", "accelerators in the collective", true, {}, {}},
+               {"bytes", "B", "buffer size as nccl-tests counts it", true, {}, {}},
+               {"published_time_us", "us", "measured time (derived from busbw when only that is published)", false, {}, {}},
+               {"simulated_time_us", "us", "model time", false, {}, {}},
+               {"published_busbw_gbs", "GB/s", "measured bus bandwidth", false, {}, {}},
+               {"simulated_busbw_gbs", "GB/s", "model bus bandwidth", false, {}, {}},
+               {"time_error", "1", "simulated / published time - 1", false, {}, {}},
+               {"bound", "1", "allowed |time_error|: 0.10 from 64 MiB up, 0.25 below", false, {}, {}}};
+  std::vector<std::string> names, ops, requested, chosen, sources;
+  for (std::size_t i = 0; i < csv.rows(); ++i) {
+    const std::string name = csv.cell(i, "platform");
+    if (!platforms.count(name)) platforms.emplace(name, load_platform(name, catalog));
+    const models::Platform& p = platforms.at(name);
+    const auto op = models::op_from_name(csv.cell(i, "op"));
+    if (!op) csv.fail(i, "op", "unknown collective '" + csv.cell(i, "op") + "'");
+    const auto ranks = csv.integer(i, "ranks");
+    const auto bytes = csv.integer(i, "bytes");
+    if (!ranks || *ranks < 2) csv.fail(i, "ranks", "needs at least 2 ranks");
+    if (!bytes || *bytes < 1) csv.fail(i, "bytes", "needs a size of at least 1 B");
+    models::CollectiveChoice choice;
+    const std::string algo = csv.cell(i, "algorithm");
+    if (algo != "auto") {
+      choice.algorithm = models::algorithm_from_name(algo);
+      if (!choice.algorithm) csv.fail(i, "algorithm", "unknown algorithm '" + algo + "'");
+    }
+    const auto rows = collective_sweep(p, *op, static_cast<int>(*ranks), {Bytes(static_cast<double>(*bytes))}, choice);
+    const double factor = models::bus_factor(*op, static_cast<int>(*ranks));
+    const auto time = csv.number(i, "time_us");
+    const auto busbw = csv.number(i, "busbw_gbs");
+    if (!time && !busbw) csv.fail(i, "time_us", "give time_us or busbw_gbs");
+    const double published_us = time ? *time : static_cast<double>(*bytes) * factor / (*busbw * 1e9) * 1e6;
+    const double simulated_us = to_seconds(rows[0].time) * 1e6;
+    const double values[] = {static_cast<double>(*ranks),
+                             static_cast<double>(*bytes),
+                             published_us,
+                             simulated_us,
+                             busbw ? *busbw : static_cast<double>(*bytes) * factor / (published_us * 1e3),
+                             rows[0].busbw_gbs,
+                             simulated_us / published_us - 1,
+                             *bytes >= (64LL << 20) ? 0.10 : 0.25};
+    for (std::size_t c = 0; c < t.columns.size(); ++c) t.columns[c].values.push_back(values[c]);
+    names.push_back(name);
+    ops.push_back(csv.cell(i, "op"));
+    requested.push_back(algo);
+    chosen.push_back(std::string(models::algorithm_name(rows[0].algorithm)) + "/" +
+                     models::protocol_name(rows[0].protocol));
+    sources.push_back(csv.cell(i, "source"));
+  }
+  t.columns.insert(t.columns.begin(),
+                   {output::text_column("platform", "scenarios/platforms file", names),
+                    output::text_column("op", "collective", ops),
+                    output::text_column("algorithm", "as measured: auto = the library's choice", requested)});
+  t.columns.push_back(output::text_column("simulated_algorithm", "algorithm/protocol the model ran", chosen));
+  t.columns.push_back(output::text_column("source", "where the measurement is published", sources));
+  return t;
+}
+
+}  // namespace sp

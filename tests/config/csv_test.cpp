@@ -1,0 +1,32 @@
+#include <gtest/gtest.h>
+
+#include "sim/config/csv.hpp"
+#include "sim/core/error.hpp"
+
+namespace sp::config {
+
+TEST(Csv, QuotedFieldsAndNumbers) {
+  const CsvTable t("a,b,c\n1,\"x, \"\"y\"\"\",\n\n2.5,z,7\n", "t.csv");
+  ASSERT_EQ(t.rows(), 2u);
+  EXPECT_EQ(t.cell(0, "b"), "x, \"y\"");
+  EXPECT_EQ(t.number(0, "c"), std::nullopt);
+  EXPECT_EQ(t.number(1, "a"), 2.5);
+  EXPECT_EQ(t.integer(1, "c"), 7);
+  EXPECT_EQ(t.line(1), 4);  // the blank line 3 is skipped but counted
+}
+
+TEST(Csv, ErrorsNameFileLineAndColumn) {
+  const CsvTable t("a,b\n1,x\n", "t.csv");
+  try {
+    t.number(0, "b");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "t.csv:2: b: \"x\" is not a number");
+  }
+  EXPECT_THROW(t.cell(0, "nope"), InputError);
+  EXPECT_THROW(CsvTable("a,b\n1\n", "short.csv"), InputError);
+  EXPECT_THROW(CsvTable("a\n\"open\n", "quote.csv"), InputError);
+  EXPECT_THROW(CsvTable("", "empty.csv"), InputError);
+}
+
+}  // namespace sp::config
