@@ -10,10 +10,6 @@ namespace sp::models {
 
 namespace {
 
-// NCCL's tuning model scales tree all-reduce bandwidth by 0.92 (anchors.md C.3): the chain and
-// the double binary tree do not stream quite as evenly as a ring.
-constexpr double kTreeBandwidthFactor = 0.92;
-
 struct Ctx {
   const Platform& platform;
   const Group& group;
@@ -32,6 +28,12 @@ bool is_power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
 int ceil_log2(int x) {
   int k = 0;
   while ((1 << k) < x) ++k;
+  return k;
+}
+// Depth of a binary tree over x vertices laid out as a heap (NCCL's log2i).
+int floor_log2(int x) {
+  int k = 0;
+  while ((2 << k) <= x) ++k;
   return k;
 }
 
@@ -77,20 +79,15 @@ std::vector<std::int64_t> path_edges(const Ctx& c, std::size_t upto, bool cyclic
   return e;
 }
 
-// `laps` times round the ring, one edge short per lap: the critical chain of steps.
+// laps x (p-1) steps; in steady state every step costs the average hop of the ring, so tier t
+// contributes its share e_t / p of the ring's edges to every step.
 void add_ring_latency(const Ctx& c, CostTerms& terms, int laps, bool cyclic) {
-  std::vector<std::int64_t> e = path_edges(c, c.top, cyclic);
-  for (auto& x : e) x *= laps;
-  if (cyclic) {
-    std::int64_t drop = laps;  // a chain of p-1 steps per lap, not p
-    for (std::size_t t = 0; t < e.size() && drop > 0; ++t) {
-      const std::int64_t d = std::min(drop, e[t]);
-      e[t] -= d;
-      drop -= d;
-    }
-  }
+  const std::vector<std::int64_t> e = path_edges(c, c.top, cyclic);
+  std::int64_t edges = 0;
+  for (std::int64_t x : e) edges += x;
+  const double steps = static_cast<double>(laps) * (c.p - 1);
   for (std::size_t t = 0; t < e.size(); ++t) {
-    if (e[t] > 0) terms.latency.push_back({t, e[t], c.alpha(t)});
+    if (e[t] > 0) terms.latency.push_back({t, steps * static_cast<double>(e[t]) / static_cast<double>(edges), c.alpha(t)});
   }
 }
 
@@ -103,9 +100,9 @@ BandwidthTerm ring_bandwidth(const Ctx& c, const std::vector<std::int64_t>& edge
   for (std::size_t t = 0; t < edges.size(); ++t) {
     if (edges[t] == 0) continue;
     const BytesPerSecond unit = c.bw(t) * c.below(static_cast<int>(t) - 1);
-    if (!best || unit < best->bandwidth) best = BandwidthTerm{c.tier(t).name, factor, unit};
+    if (!best || unit < best->bandwidth) best = BandwidthTerm{c.tier(t).name, t, factor, unit};
   }
-  return best ? *best : BandwidthTerm{c.tier(0).name, factor, c.bw(0)};
+  return best ? *best : BandwidthTerm{c.tier(0).name, 0, factor, c.bw(0)};
 }
 
 // Latency terms for RS + AG rings inside one unit of tier `upto` (2(g-1) steps).
@@ -117,7 +114,7 @@ void add_inner_rs_ag(const Ctx& c, CostTerms& t, std::size_t upto, int g) {
     const std::int64_t d = std::min(drop, steps);
     steps -= d;
     drop -= d;
-    if (steps > 0) t.latency.push_back({i, steps, c.alpha(i)});
+    if (steps > 0) t.latency.push_back({i, static_cast<double>(steps), c.alpha(i)});
   }
   t.bandwidth.push_back(ring_bandwidth(c, e, 2.0 * (g - 1) / g));
 }
@@ -135,7 +132,19 @@ std::optional<CostTerms> ring(const Ctx& c, CollectiveOp op) {
     case CollectiveOp::all_to_all: return std::nullopt;
   }
   add_ring_latency(c, t, laps, cyclic);
-  t.bandwidth.push_back(ring_bandwidth(c, path_edges(c, c.top, cyclic), factor));
+  if (!cyclic) {  // a chain streams at its slowest hop
+    t.bandwidth.push_back(ring_bandwidth(c, path_edges(c, c.top, cyclic), factor));
+    return t;
+  }
+  t.combine = Combine::ring;
+  const std::vector<std::int64_t> e = path_edges(c, c.top, true);
+  std::int64_t edges = 0;
+  for (std::int64_t x : e) edges += x;
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    if (e[i] == 0) continue;
+    t.bandwidth.push_back({c.tier(i).name, i, factor, c.bw(i) * c.below(static_cast<int>(i) - 1),
+                           static_cast<double>(e[i]) / static_cast<double>(edges)});
+  }
   return t;
 }
 
@@ -150,19 +159,36 @@ std::optional<CostTerms> tree(const Ctx& c, CollectiveOp op) {
   const std::size_t inner_top = c.top > 0 ? c.top - 1 : 0;
   const std::vector<std::int64_t> chain = path_edges(c, inner_top, false);
   for (std::size_t i = 0; i < chain.size(); ++i) {
-    if (chain[i] > 0) t.latency.push_back({i, (ar ? 2 : 1) * chain[i], c.alpha(i)});
+    if (chain[i] > 0) t.latency.push_back({i, (ar ? 2.0 : 1.0) * static_cast<double>(chain[i]), c.alpha(i)});
   }
-  if (nodes > 1) t.latency.push_back({c.top, (ar ? 2 : 1) * ceil_log2(nodes), c.alpha(c.top)});
+  if (nodes > 1) t.latency.push_back({c.top, (ar ? 2.0 : 1.0) * floor_log2(nodes), c.alpha(c.top)});
   if (c.below(static_cast<int>(inner_top)) > 1 || nodes == 1) {
     BandwidthTerm inner = ring_bandwidth(c, chain, ar ? 2.0 : 1.0);
     inner.bandwidth = inner.bandwidth * kTreeBandwidthFactor;
     t.bandwidth.push_back(inner);
   }
   if (nodes > 1) {
-    const double across = !ar ? 1.0 : nodes == 2 ? 1.0 : 2.0;
+    const double across = ar ? dbt_max_load(nodes) : 1.0;
     const BytesPerSecond node = c.bw(c.top) * c.below(static_cast<int>(c.top) - 1) * kTreeBandwidthFactor;
-    t.bandwidth.push_back({c.tier(c.top).name, across, node});
+    t.bandwidth.push_back({c.tier(c.top).name, c.top, across, node});
   }
+  // Pipeline fill: a chunk climbs the chain and the tree and comes back down (all-reduce), hop by
+  // hop, before the busiest link streams the rest; two trees (across nodes) halve the buffer.
+  t.chunk = c.proto.chunk;
+  t.pieces = nodes > 1 ? 2 : 1;
+  double hops_time = 0;  // seconds per byte along the chunk's path
+  const int passes = ar ? 2 : 1;
+  const double inner_bw = ring_bandwidth(c, chain, 1.0).bandwidth.value() * kTreeBandwidthFactor;
+  std::int64_t chain_hops = 0;
+  for (std::int64_t x : chain) chain_hops += x;
+  hops_time += passes * static_cast<double>(chain_hops) / inner_bw;
+  if (nodes > 1) {
+    const double node_bw = (c.bw(c.top) * c.below(static_cast<int>(c.top) - 1)).value() * kTreeBandwidthFactor;
+    hops_time += passes * floor_log2(nodes) / node_bw;
+  }
+  double stream = 0;  // seconds per byte of one piece's chunk on the busiest link
+  for (const BandwidthTerm& b : t.bandwidth) stream = std::max(stream, b.bytes_factor / b.bandwidth.value());
+  t.fill_per_byte = hops_time - stream;
   return t;
 }
 
@@ -174,11 +200,11 @@ std::optional<CostTerms> nvls(const Ctx& c, CollectiveOp op) {
   if (c.top > 1 || (c.top == 1 && c.platform.topology.tiers.size() != 2)) return std::nullopt;
   CostTerms t;
   t.fixed = up.reduction->latency;
-  t.bandwidth.push_back({"scale_up nvls", 1.0, up.bandwidth * up.reduction->efficiency});
+  t.bandwidth.push_back({"scale_up nvls", 0, 1.0, up.bandwidth * up.reduction->efficiency});
   if (c.top == 1) {
     const int nodes = c.group.fan_out[1];
-    t.latency.push_back({1, 2 * ceil_log2(nodes), c.alpha(1)});
-    t.bandwidth.push_back({c.tier(1).name, nodes == 2 ? 1.0 : 2.0, c.bw(1) * c.group.fan_out[0]});
+    t.latency.push_back({1, 2.0 * floor_log2(nodes), c.alpha(1)});
+    t.bandwidth.push_back({c.tier(1).name, 1, dbt_max_load(nodes), c.bw(1) * c.group.fan_out[0]});
   }
   return t;
 }
@@ -195,11 +221,11 @@ std::optional<CostTerms> sharp(const Ctx& c, CollectiveOp op) {
   const Tier& up = c.tier(0);
   if (up.reduction && c.top == 1) {
     t.fixed += up.reduction->latency;
-    t.bandwidth.push_back({"scale_up nvls", 1.0, up.bandwidth * up.reduction->efficiency});
+    t.bandwidth.push_back({"scale_up nvls", 0, 1.0, up.bandwidth * up.reduction->efficiency});
   } else if (g > 1) {
     add_inner_rs_ag(c, t, c.top - 1, g);
   }
-  t.bandwidth.push_back({out.name + " sharp", 1.0, out.bandwidth * out.reduction->efficiency * g});
+  t.bandwidth.push_back({out.name + " sharp", c.top, 1.0, out.bandwidth * out.reduction->efficiency * g});
   return t;
 }
 
@@ -208,12 +234,12 @@ std::optional<CostTerms> sharp(const Ctx& c, CollectiveOp op) {
 std::optional<CostTerms> hierarchical(const Ctx& c, CollectiveOp op) {
   if (op != CollectiveOp::all_reduce || c.top == 0) return std::nullopt;
   CostTerms t;
-  t.pipelined = false;
+  t.combine = Combine::sum;
   const int g = c.below(static_cast<int>(c.top) - 1);
   const int nodes = c.group.fan_out[c.top];
   if (g > 1) add_inner_rs_ag(c, t, c.top - 1, g);
-  t.latency.push_back({c.top, 2 * static_cast<std::int64_t>(nodes - 1), c.alpha(c.top)});
-  t.bandwidth.push_back({c.tier(c.top).name, 2.0 * (nodes - 1) / nodes / g, c.bw(c.top)});
+  t.latency.push_back({c.top, 2.0 * (nodes - 1), c.alpha(c.top)});
+  t.bandwidth.push_back({c.tier(c.top).name, c.top, 2.0 * (nodes - 1) / nodes / g, c.bw(c.top)});
   return t;
 }
 
@@ -236,15 +262,15 @@ std::optional<CostTerms> halving_doubling(const Ctx& c, CollectiveOp op) {
   }
   const int phases = op == CollectiveOp::all_reduce ? 2 : 1;
   CostTerms t;
-  t.pipelined = false;
+  t.combine = Combine::sum;
   for (std::size_t i = 0; i <= c.top; ++i) {
     const int f = c.group.fan_out[i];
     if (f == 1) continue;
-    t.latency.push_back({i, static_cast<std::int64_t>(phases) * ceil_log2(f), c.alpha(i)});
+    t.latency.push_back({i, static_cast<double>(phases * ceil_log2(f)), c.alpha(i)});
     // Bytes exchanged at this tier: n / (ranks below) x (1 - 1/f), per phase.
     const double factor = phases * (1.0 - 1.0 / f) / c.below(static_cast<int>(i) - 1);
     const double share = spine_share(c.tier(i), f);
-    t.bandwidth.push_back({c.tier(i).name, factor, c.bw(i) * share});
+    t.bandwidth.push_back({c.tier(i).name, i, factor, c.bw(i) * share});
   }
   return t;
 }
@@ -257,9 +283,9 @@ std::optional<CostTerms> pairwise(const Ctx& c, CollectiveOp op) {
   for (std::size_t i = 0; i <= c.top; ++i) {
     const int peers = c.below(static_cast<int>(i)) - c.below(static_cast<int>(i) - 1);
     if (peers <= 0) continue;
-    t.latency.push_back({i, peers, c.alpha(i)});
+    t.latency.push_back({i, static_cast<double>(peers), c.alpha(i)});
     const double share = spine_share(c.tier(i), c.group.fan_out[i]);
-    t.bandwidth.push_back({c.tier(i).name, static_cast<double>(peers) / c.p, c.bw(i) * share});
+    t.bandwidth.push_back({c.tier(i).name, i, static_cast<double>(peers) / c.p, c.bw(i) * share});
   }
   return t;
 }
@@ -283,17 +309,58 @@ double bus_factor(CollectiveOp op, int ranks) {
 
 Duration CostTerms::latency_total() const {
   Duration d = fixed;
-  for (const LatencyTerm& l : latency) d += l.per_step * l.steps;
+  for (const LatencyTerm& l : latency) d += scale(l.per_step, l.steps);
   return d;
+}
+
+int dbt_parent(int tree, int i, int nodes) {
+  if (tree == 0) return i == 0 ? -1 : (i - 1) / 2;
+  const int m = nodes - 1 - i;
+  return m == 0 ? -1 : nodes - 1 - (m - 1) / 2;
+}
+
+double dbt_max_load(int nodes) {
+  if (nodes < 2) return 0;
+  std::vector<int> sends(nodes, 0);  // in halves of the buffer
+  for (int t = 0; t < 2; ++t) {
+    for (int i = 0; i < nodes; ++i) {
+      const int parent = dbt_parent(t, i, nodes);
+      if (parent < 0) continue;
+      ++sends[i];       // up to the parent
+      ++sends[parent];  // down from the parent
+    }
+  }
+  return *std::max_element(sends.begin(), sends.end()) / 2.0;
+}
+
+Hop hop(const Platform& platform, const Group& group, Protocol protocol, std::size_t tier) {
+  const ProtocolCosts& proto = platform.costs(protocol);
+  const Ctx c{platform, group, proto, group.top_tier(), group.ranks()};
+  return Hop{c.bw(tier) * c.below(static_cast<int>(tier) - 1), c.alpha(tier)};
 }
 
 Duration CostTerms::time(Bytes n) const {
   Duration data;
+  if (combine == Combine::ring) {
+    Duration average;
+    for (const BandwidthTerm& b : bandwidth) {
+      const Duration d = n * b.bytes_factor / b.bandwidth;
+      average += scale(d, b.weight);
+      data = max(data, d);
+    }
+    return fixed + max(latency_total() - fixed + average, data);
+  }
   for (const BandwidthTerm& b : bandwidth) {
     const Duration d = n * b.bytes_factor / b.bandwidth;
-    data = pipelined ? max(data, d) : data + d;
+    data = combine == Combine::max ? max(data, d) : data + d;
   }
-  return latency_total() + data;
+  Duration fill;
+  if (fill_per_byte != 0) {
+    const double piece = n.value() / pieces;
+    const double c = piece / std::ceil(piece / chunk.value());
+    fill = seconds(c * fill_per_byte);
+  }
+  return latency_total() + data + fill;
 }
 
 std::optional<CostTerms> cost_terms(const Platform& platform, const Group& group, CollectiveOp op,

@@ -1,8 +1,15 @@
 // Collective operations and their algorithms as closed-form cost terms (the "analytic"
 // fidelity). Each algorithm returns its terms as data: a fixed start-up, latency terms (steps x
-// per-step latency at a tier) and bandwidth terms (bytes factor x n / bandwidth), either run one
-// after another or pipelined (the slowest bandwidth term bounds the time). The terms are linear
-// in the latencies and inverse bandwidths, so calibration can fit them directly.
+// per-step latency at a tier) and bandwidth terms (bytes factor x n / bandwidth), combined in one
+// of three ways:
+//  - sum: phases one after another;  latency + sum of the bandwidth terms;
+//  - max: streams that overlap;      latency + the slowest bandwidth term;
+//  - ring: the steady state of a dataflow ring whose hops differ: every step costs the average
+//    hop (its latency and transfer) unless one link's transfer is slower still, so
+//      time = fixed + max(latency + sum_t weight_t x term_t, max_t term_t)
+//    which is the textbook 2(p-1)a + 2(p-1)/p n/B when all hops are alike.
+// Each form is linear in the latencies and inverse bandwidths inside one regime, so calibration
+// can fit them.
 //
 // Sizes follow nccl-tests: n is the per-rank buffer of an all-reduce or broadcast, the whole
 // gathered buffer of an all-gather or reduce-scatter, and the per-rank send buffer of an
@@ -27,15 +34,19 @@ double bus_factor(CollectiveOp op, int ranks);
 
 struct LatencyTerm {
   std::size_t tier;
-  std::int64_t steps;
+  double steps;  // may be fractional: an average over the ranks of a ring
   Duration per_step;
 };
 
 struct BandwidthTerm {
-  std::string link;     // which link limits this term, for reports ("scale_up", "scale_out nics")
+  std::string link;     // which link limits this term, for reports ("scale_up", "scale_out sharp")
+  std::size_t tier;     // the tier whose links carry it (for the flow fidelity)
   double bytes_factor;  // bytes crossing that link per byte of n
   BytesPerSecond bandwidth;
+  double weight = 1;    // ring: share of the ring's hops on this link
 };
+
+enum class Combine { sum, max, ring };
 
 struct CostTerms {
   CollectiveOp op = CollectiveOp::all_reduce;
@@ -44,7 +55,14 @@ struct CostTerms {
   Duration fixed;  // launch and in-network start-up
   std::vector<LatencyTerm> latency;
   std::vector<BandwidthTerm> bandwidth;
-  bool pipelined = true;  // bandwidth terms overlap (max) rather than add
+  Combine combine = Combine::max;
+  /// Chunked pipelines (trees): the first chunk crosses every hop before the pipeline streams.
+  /// With per-piece chunk c (the buffer is split into `pieces` trees, each cut into chunks of at
+  /// most `chunk`), the time gains c x fill_per_byte: the hops' c/B_h minus the one chunk the
+  /// streaming (bandwidth) terms already count.
+  Bytes chunk;
+  double pieces = 1;
+  double fill_per_byte = 0;  // seconds per byte of one chunk
 
   Duration latency_total() const;
   Duration time(Bytes n) const;
@@ -54,6 +72,27 @@ struct CostTerms {
 /// combination does not exist on this platform (no NVLS switch, p not a power of two, ...).
 std::optional<CostTerms> cost_terms(const Platform& platform, const Group& group, CollectiveOp op,
                                     Algorithm algorithm, Protocol protocol);
+
+/// What one message crossing tier t sees on this group: the group's share of the tier's link
+/// (a node's NICs are shared by all the node's accelerators in the group), times the protocol's
+/// bandwidth factor, and the protocol's step latency there.
+struct Hop {
+  BytesPerSecond bandwidth;
+  Duration latency;
+};
+Hop hop(const Platform& platform, const Group& group, Protocol protocol, std::size_t tier);
+
+/// NCCL's double binary tree over `nodes` vertices: tree 0 is a heap (parent (i-1)/2), tree 1
+/// its mirror image, so leaves of one are inner vertices of the other. -1 for a root.
+int dbt_parent(int tree, int vertex, int nodes);
+/// The most any vertex sends per byte of the buffer in an all-reduce over the two trees (each
+/// carries half, up to the parent and down to the children): 1 for two vertices, 1.5 for four,
+/// 2 from eight up.
+double dbt_max_load(int nodes);
+
+/// NCCL's tuning model scales tree bandwidth by 0.92 (anchors.md C.3): the chain and the double
+/// binary tree do not stream quite as evenly as a ring.
+inline constexpr double kTreeBandwidthFactor = 0.92;
 
 /// What the caller allows; unset means "as the platform's library would choose".
 struct CollectiveChoice {

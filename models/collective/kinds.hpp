@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/core/time.hpp"
+#include "sim/core/units.hpp"
 
 namespace sp::models {
 
@@ -45,6 +46,7 @@ struct ProtocolCosts {
   double bandwidth_factor = 1;  // fraction of a tier's effective bandwidth this protocol reaches
   Duration launch;              // once per collective (kernel launch, proxy set-up)
   std::vector<Duration> step;   // per algorithm step, by tier (innermost first)
+  Bytes chunk{512.0 * 1024};    // bytes a pipelined algorithm (tree) moves per message
 };
 
 }  // namespace sp::models

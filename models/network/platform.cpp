@@ -78,9 +78,10 @@ Tier parse_scale_out(const config::ConfigNode& n, const Accelerator& a, int per_
 }
 
 ProtocolCosts parse_protocol(const config::ConfigNode& n, const Topology& topo) {
-  n.expect_only({"bandwidth_factor", "launch", "step"});
+  n.expect_only({"bandwidth_factor", "launch", "step", "chunk"});
   ProtocolCosts c;
   c.available = true;
+  if (auto chunk = n.find("chunk")) c.chunk = chunk->as_positive_bytes();
   c.bandwidth_factor = n.at("bandwidth_factor").as_fraction();
   c.launch = n.at("launch").as_nonnegative_duration();
   const config::ConfigNode step = n.at("step");

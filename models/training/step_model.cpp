@@ -1,8 +1,9 @@
 #include "models/training/step_model.hpp"
 
 #include <deque>
+#include <functional>
 
-#include "models/collective/collective.hpp"
+#include "models/collective/fidelity.hpp"
 #include "models/compute/compute_model.hpp"
 #include "models/training/buckets.hpp"
 #include "sim/core/engine.hpp"
@@ -11,13 +12,15 @@ namespace sp::models {
 
 namespace {
 
-// The communication stream: collectives run one at a time, in the order they were queued.
+// The communication stream: collectives run one at a time, in the order they were queued. A
+// job starts its collective and calls the continuation it is given when the collective ends.
 class CommStream {
  public:
+  using Job = std::function<void(std::function<void()>)>;
   explicit CommStream(Engine& engine) : engine_(engine) {}
 
-  void enqueue(Duration d) {
-    queue_.push_back(d);
+  void enqueue(Job job) {
+    queue_.push_back(std::move(job));
     if (!busy_) start_next();
   }
   SimTime idle_since() const { return idle_since_; }
@@ -31,14 +34,17 @@ class CommStream {
       return;
     }
     busy_ = true;
-    const Duration d = queue_.front();
+    Job job = std::move(queue_.front());
     queue_.pop_front();
-    busy_total_ += d;
-    engine_.schedule_after(d, [this] { start_next(); });
+    const SimTime began = engine_.now();
+    job([this, began] {
+      busy_total_ += engine_.now() - began;
+      start_next();
+    });
   }
 
   Engine& engine_;
-  std::deque<Duration> queue_;
+  std::deque<Job> queue_;
   bool busy_ = false;
   SimTime idle_since_;
   Duration busy_total_;
@@ -46,7 +52,7 @@ class CommStream {
 
 }  // namespace
 
-StepResult simulate_step(const Workload& w, const Platform& p, int accelerators, double batch) {
+StepResult simulate_step(const Workload& w, const Platform& p, int accelerators, double batch, Fidelity fidelity) {
   const ComputeModel compute = compute_model_for(w, p.accelerator.peak.at(w.precision));
   StepResult r;
   std::vector<Duration> backward_time;
@@ -65,12 +71,25 @@ StepResult simulate_step(const Workload& w, const Platform& p, int accelerators,
 
   Engine engine;
   CommStream comm(engine);
+  FlowNetwork net(engine);
+  const std::vector<std::size_t> links = add_tier_links(net, p);
   const SimTime backward_start = SimTime::zero() + r.forward;
   const Group dp = packed_group(p.topology, accelerators);
+  std::deque<Selected> chosen;  // kept alive while their flows run
   for (const GradientBucket& b : buckets) {
-    const Duration d = accelerators > 1 ? select_collective(p, dp, CollectiveOp::all_reduce, b.bytes).time
-                                        : Duration::zero();
-    engine.schedule_at(backward_start + b.ready, [&comm, d] { comm.enqueue(d); });
+    CommStream::Job job;
+    if (accelerators <= 1) {
+      job = [](std::function<void()> done) { done(); };
+    } else if (fidelity == Fidelity::flow) {
+      const Selected& s = chosen.emplace_back(select_collective(p, dp, CollectiveOp::all_reduce, b.bytes));
+      job = [&engine, &net, &links, &p, &s, bytes = b.bytes](std::function<void()> done) {
+        start_collective_flows(engine, net, links, p, s.terms, bytes, std::move(done));
+      };
+    } else {
+      const Duration d = time_collective(p, dp, CollectiveOp::all_reduce, b.bytes, {}, fidelity).time;
+      job = [&engine, d](std::function<void()> done) { engine.schedule_after(d, std::move(done)); };
+    }
+    engine.schedule_at(backward_start + b.ready, [&comm, job = std::move(job)] { comm.enqueue(job); });
   }
   const SimTime backward_end = backward_start + r.backward;
   engine.run();

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "models/collective/fidelity.hpp"
 #include "models/network/platform.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/core/time.hpp"
@@ -26,8 +27,9 @@ struct StepResult {
   std::uint64_t events = 0;  // engine events processed
 };
 
-/// `per_accelerator_batch` samples per rank (GBS / N; may be fractional under model parallelism).
+/// `per_accelerator_batch` samples per rank (GBS / N; may be fractional under model parallelism);
+/// collectives are timed at `fidelity`.
 StepResult simulate_step(const Workload& workload, const Platform& platform, int accelerators,
-                         double per_accelerator_batch);
+                         double per_accelerator_batch, Fidelity fidelity = Fidelity::analytic);
 
 }  // namespace sp::models

@@ -27,6 +27,6 @@ struct TrainingEstimate {
 };
 
 TrainingEstimate estimate_training(const Workload& workload, const Platform& platform, int accelerators,
-                                   std::int64_t global_batch);
+                                   std::int64_t global_batch, Fidelity fidelity = Fidelity::analytic);
 
 }  // namespace sp::models

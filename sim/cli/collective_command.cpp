@@ -86,9 +86,14 @@ int collective_command(const CollectiveOptions& o) {
     throw InputError(SourceLocation{"--gpus", 0, 0}, "",
                      fmt::format("{} GPUs are not whole {}-GPU nodes of {}", o.gpus, per_node, platform.name));
   }
-  const auto rows = collective_sweep(platform, *op, o.gpus, sizes, parse_choice(o));
-  std::printf("# scalepoint collective: %s on %s, %d ranks on %d node(s), fidelity analytic\n", o.op.c_str(),
-              platform.name.c_str(), o.gpus, platform.nodes_for(o.gpus));
+  const auto fidelity = models::fidelity_from_name(o.fidelity);
+  if (!fidelity) {
+    throw InputError(SourceLocation{"--fidelity", 0, 0}, "", "unknown fidelity '" + o.fidelity + "'",
+                     "analytic, flow, chunk");
+  }
+  const auto rows = collective_sweep(platform, *op, o.gpus, sizes, parse_choice(o), *fidelity);
+  std::printf("# scalepoint collective: %s on %s, %d ranks on %d node(s), fidelity %s\n", o.op.c_str(),
+              platform.name.c_str(), o.gpus, platform.nodes_for(o.gpus), o.fidelity.c_str());
   std::fputs(nccl_tests_table(rows, *op).c_str(), stdout);
   return 0;
 }

@@ -32,6 +32,7 @@ struct CollectiveOptions {
   double factor = 2;
   std::string algorithm = "auto";
   std::string protocol = "auto";
+  std::string fidelity = "analytic";
   std::string validate;  // a CSV of published measurements
   std::string out_dir;   // where the validation table and plot go
 };

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--algo", coll.algorithm, "auto | ring | tree | nvls | sharp | hierarchical | halving_doubling")
       ->capture_default_str();
   coll_cmd->add_option("--proto", coll.protocol, "auto | LL | LL128 | Simple")->capture_default_str();
+  coll_cmd->add_option("--fidelity", coll.fidelity, "analytic | flow | chunk")->capture_default_str();
   coll_cmd->add_option("--validate", coll.validate,
                        "compare with published measurements (e.g. calibration/data/nccl_published.csv)");
   coll_cmd->add_option("--out,-o", coll.out_dir, "folder for the validation table and plot (default results/validation)");

@@ -60,18 +60,18 @@ std::vector<Bytes> size_range(const std::string& spec, double factor) {
 }
 
 std::vector<CollectiveRow> collective_sweep(const models::Platform& platform, models::CollectiveOp op, int ranks,
-                                            const std::vector<Bytes>& sizes,
-                                            const models::CollectiveChoice& choice) {
+                                            const std::vector<Bytes>& sizes, const models::CollectiveChoice& choice,
+                                            models::Fidelity fidelity) {
   const models::Group group = models::packed_group(platform.topology, ranks);
   std::vector<CollectiveRow> rows;
   for (Bytes n : sizes) {
     CollectiveRow r;
     r.size = n;
     if (ranks > 1) {
-      const models::Selected s = models::select_collective(platform, group, op, n, choice);
+      const models::CollectiveTiming s = models::time_collective(platform, group, op, n, choice, fidelity);
       r.time = s.time;
-      r.algorithm = s.terms.algorithm;
-      r.protocol = s.terms.protocol;
+      r.algorithm = s.algorithm;
+      r.protocol = s.protocol;
       r.algbw_gbs = n.value() / to_seconds(s.time) / 1e9;
       r.busbw_gbs = r.algbw_gbs * models::bus_factor(op, ranks);
     }

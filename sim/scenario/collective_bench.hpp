@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "models/catalog.hpp"
-#include "models/collective/collective.hpp"
+#include "models/collective/fidelity.hpp"
 #include "models/network/platform.hpp"
 #include "sim/output/table.hpp"
 
@@ -29,8 +29,8 @@ struct CollectiveRow {
 };
 
 std::vector<CollectiveRow> collective_sweep(const models::Platform& platform, models::CollectiveOp op, int ranks,
-                                            const std::vector<Bytes>& sizes,
-                                            const models::CollectiveChoice& choice);
+                                            const std::vector<Bytes>& sizes, const models::CollectiveChoice& choice,
+                                            models::Fidelity fidelity = models::Fidelity::analytic);
 
 /// nccl-tests' table: size, count, type, redop, root, time (us), algbw and busbw (GB/s), and
 /// the algorithm/protocol the model chose.

@@ -86,7 +86,7 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
   s.file_sha256 = sha256_hex(config::read_text_file(file));
   const config::ConfigNode root = config::load_file(file, overrides);
   if (!root.is_map()) root.fail("a scenario must be a mapping of keys such as name, workload, platform");
-  root.expect_only({"name", "description", "seed", "workload", "platform", "accelerators", "batch"});
+  root.expect_only({"name", "description", "seed", "workload", "platform", "accelerators", "batch", "fidelity"});
   s.resolved_yaml = root.dump();
   s.resolved_sha256 = sha256_hex(s.resolved_yaml);
 
@@ -117,6 +117,11 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
     s.accelerators.push_back(n);
   }
   if (s.accelerators.empty()) list.fail("needs at least one accelerator count");
+  if (auto f = root.find("fidelity")) {
+    const auto fid = models::fidelity_from_name(f->as_string());
+    if (!fid) f->fail("unknown fidelity '" + f->as_string() + "'", "valid: analytic, flow, chunk");
+    s.fidelity = *fid;
+  }
   const config::ConfigNode batch = root.at("batch");
   s.batch = parse_batch(batch);
   check_counts(s, list, batch);
@@ -127,7 +132,7 @@ std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec) {
   std::vector<ScalingPoint> out;
   for (int n : spec.accelerators) {
     ScalingPoint p;
-    p.estimate = models::estimate_training(spec.workload, spec.platform, n, spec.batch.global_batch(n));
+    p.estimate = models::estimate_training(spec.workload, spec.platform, n, spec.batch.global_batch(n), spec.fidelity);
     out.push_back(p);
   }
   const auto& ref = out.front().estimate;

@@ -34,6 +34,7 @@ struct ScenarioSpec {
   models::Platform platform;
   std::vector<int> accelerators;  // ascending, unique
   BatchPolicy batch;
+  models::Fidelity fidelity = models::Fidelity::analytic;  // of the collectives
 
   std::string file;             // as given on the command line
   std::string file_sha256;      // of the file's bytes

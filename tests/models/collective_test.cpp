@@ -37,17 +37,25 @@ TEST(Ring, ReduceScatterAndAllGatherAreOneLap) {
   }
 }
 
-TEST(Ring, AcrossNodesTheNodeNicsBoundIt) {
-  // 32 ranks on 4 nodes. The ring has 28 NVLink edges and 4 node-crossing edges; an all-reduce
-  // chain goes twice round minus one edge per lap: 54 steps at 1 us and 8 at 10 us = 134 us.
-  // Bandwidth: min(100 GB/s, 8 x 5 GB/s of node NICs) = 40 GB/s, so 2 x 31/32 x 1 GB / 40 GB/s.
+TEST(Ring, AcrossNodesEveryStepCostsTheAverageHopUnlessOneLinkIsSlower) {
+  // 32 ranks on 4 nodes: of the ring's 32 edges 28 stay in a node (1 us, 100 GB/s) and 4 cross
+  // nodes (10 us, the node's 8 x 5 = 40 GB/s of NICs). 62 steps of n/32 bytes each.
+  //   latency: 62 x (28/32 x 1 us + 4/32 x 10 us) = 54.25 + 77.5 = 131.75 us
+  //   transfer terms: 2 x 31/32 x n / 100 GB/s and 2 x 31/32 x n / 40 GB/s, weighted 28/32, 4/32
   const CostTerms t = terms(32, CollectiveOp::all_reduce, Algorithm::ring);
+  EXPECT_EQ(t.combine, Combine::ring);
   ASSERT_EQ(t.latency.size(), 2u);
-  EXPECT_EQ(t.latency[0].steps, 54);
-  EXPECT_EQ(t.latency[1].steps, 8);
-  EXPECT_EQ(t.bandwidth[0].link, "scale_out");
-  EXPECT_DOUBLE_EQ(t.bandwidth[0].bandwidth.value(), 40e9);
-  EXPECT_EQ(t.time(Bytes(1e9)).ps(), seconds(134e-6 + 2.0 * 31 / 32 * 1e9 / 40e9).ps());
+  EXPECT_DOUBLE_EQ(t.latency[0].steps, 54.25);
+  EXPECT_DOUBLE_EQ(t.latency[1].steps, 7.75);
+  ASSERT_EQ(t.bandwidth.size(), 2u);
+  EXPECT_EQ(t.bandwidth[1].link, "scale_out");
+  EXPECT_DOUBLE_EQ(t.bandwidth[1].bandwidth.value(), 40e9);
+  EXPECT_DOUBLE_EQ(t.bandwidth[1].weight, 0.125);
+  // 1 GB: the NICs are the bottleneck, every hop waits for them and latency hides behind them:
+  //   max(131.75 us + 0.875 x 19.375 ms + 0.125 x 48.4375 ms, 48.4375 ms) = 48.4375 ms
+  EXPECT_EQ(t.time(Bytes(1e9)).ps(), seconds(2.0 * 31 / 32 * 1e9 / 40e9).ps());
+  // 1 MB: latency-bound, 131.75 us + 0.875 x 19.375 us + 0.125 x 48.4375 us
+  EXPECT_EQ(t.time(Bytes(1e6)).ps(), seconds(131.75e-6 + 0.875 * 19.375e-6 + 0.125 * 48.4375e-6).ps());
 }
 
 TEST(Ring, BroadcastIsAPipelinedChain) {
@@ -59,9 +67,15 @@ TEST(Tree, ChainInsideDoubleBinaryTreeAcross) {
   // 64 ranks, 8 nodes. Latency 2 ((8-1) a0 + log2(8) a1) = 2 (7 + 30) us = 74 us.
   // Bandwidth, pipelined, x 0.92 (NCCL's tree factor): inside 2n / 100 GB/s; across, more than
   // two nodes: 2n over the node's 40 GB/s; the NICs bound it: 2 x 1 GB / (0.92 x 40 GB/s).
+  // Pipeline fill: the buffer is split over the two trees (5e8 B each) in chunks of at most
+  // 512 KiB: 954 chunks of c = 5e8/954 B. A chunk crosses 14 chain hops at 92 GB/s and 6 tree
+  // hops at 36.8 GB/s; the streaming term already counts one chunk on the busiest link (the
+  // NICs, 2 x c / 36.8 GB/s per piece): fill = c (14/92e9 + 6/36.8e9 - 2/36.8e9).
   const CostTerms t = terms(64, CollectiveOp::all_reduce, Algorithm::tree);
   EXPECT_EQ(t.latency_total().ps(), microseconds(74).ps());
-  EXPECT_EQ(t.time(Bytes(1e9)).ps(), (microseconds(74) + seconds(2e9 / (0.92 * 40e9))).ps());
+  const double c = 5e8 / 954;
+  const double fill = c * (14 / 92e9 + 6 / 36.8e9 - 2 / 36.8e9);
+  EXPECT_EQ(t.time(Bytes(1e9)).ps(), (microseconds(74) + seconds(2e9 / (0.92 * 40e9)) + seconds(fill)).ps());
 }
 
 TEST(Tree, TwoNodesExchangeOnce) {
@@ -95,7 +109,7 @@ TEST(Hierarchical, InsideAcrossInsideOneAfterAnother) {
   // 32 ranks on 4 nodes: RS+AG inside 2 x 7 steps and 2 x 7/8 n at 100 GB/s; all-reduce of n/8
   // across 2 x 3 steps at 10 us, 2 x 3/4 x n/8 over the 5 GB/s share.
   const CostTerms t = terms(32, CollectiveOp::all_reduce, Algorithm::hierarchical);
-  EXPECT_FALSE(t.pipelined);
+  EXPECT_EQ(t.combine, Combine::sum);
   EXPECT_EQ(t.time(Bytes(1e9)).ps(), seconds(14e-6 + 60e-6 + 1.75e-2 + 2 * 0.75 / 8 * 1e9 / 5e9).ps());
 }
 
@@ -157,13 +171,16 @@ TEST(Topology, PackedGroupsFillInnerTiersFirst) {
   EXPECT_EQ(packed_group(nvl.topology, 8).fan_out, (std::vector<int>{2, 4, 1}));
   EXPECT_EQ(packed_group(nvl.topology, 32).fan_out, (std::vector<int>{2, 4, 4}));
   EXPECT_EQ(packed_group(nvl.topology, 32).top_tier(), 2u);
-  // A ring over one 8-card server crosses PCIe between pairs: 2 x 31.5 GB/s x 0.8 per pair is
-  // below the bridges' 300 x 0.8, so PCIe bounds it.
+  // A ring over one 8-card server: half its hops cross a bridge (300 x 0.8 GB/s), half go over
+  // PCIe between pairs (2 cards x 63 x 0.8 GB/s per pair); for large buffers PCIe bounds it.
   const auto t = cost_terms(nvl, packed_group(nvl.topology, 8), CollectiveOp::all_reduce, Algorithm::ring,
                             Protocol::simple);
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->bandwidth[0].link, "host");
-  EXPECT_DOUBLE_EQ(t->bandwidth[0].bandwidth.value(), 2 * 63e9 * 0.8);
+  ASSERT_EQ(t->bandwidth.size(), 2u);
+  EXPECT_EQ(t->bandwidth[1].link, "host");
+  EXPECT_DOUBLE_EQ(t->bandwidth[1].bandwidth.value(), 2 * 63e9 * 0.8);
+  EXPECT_DOUBLE_EQ(t->bandwidth[0].weight, 0.5);
+  EXPECT_EQ(t->time(Bytes(1e10)).ps(), (t->fixed + Bytes(1e10) * 1.75 / BytesPerSecond(2 * 63e9 * 0.8)).ps());
 }
 
 }  // namespace sp::models

@@ -1,0 +1,186 @@
+#include "models/collective/chunk_sim.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include "sim/core/engine.hpp"
+#include "sim/core/error.hpp"
+
+namespace sp::models {
+
+namespace {
+
+// One outgoing link: messages start when both they and the link are ready. Events run in time
+// order, so serving them as they become ready is first-come, first-served.
+struct Link {
+  Hop hop;
+  SimTime free_at;
+
+  /// When a message of `bytes` ready at `now` arrives at the other end.
+  SimTime send(SimTime now, Bytes bytes) {
+    const SimTime start = max(now, free_at);
+    free_at = start + bytes / hop.bandwidth;
+    return free_at + hop.latency;
+  }
+};
+
+// The outermost tier between consecutive ranks r and r+1 (mod p) of a packed group.
+std::size_t hop_tier(const Group& g, int r) {
+  const int next = (r + 1) % g.ranks();
+  for (std::size_t t = g.fan_out.size(); t-- > 1;) {
+    if (next % g.ranks_below(t - 1) == 0 && g.fan_out[t] > 1) return t;
+  }
+  return 0;
+}
+
+ChunkResult ring(const Platform& platform, const Group& group, CollectiveOp op, Protocol proto, Bytes n) {
+  const int p = group.ranks();
+  const int laps = op == CollectiveOp::all_reduce ? 2 : 1;
+  const int steps = laps * (p - 1);
+  const Bytes message = n / p;
+  std::vector<Link> links;
+  for (int r = 0; r < p; ++r) links.push_back({hop(platform, group, proto, hop_tier(group, r)), SimTime::zero()});
+
+  Engine engine;
+  SimTime last;
+  // Rank r sends its step-s message; on arrival rank r+1 sends step s+1.
+  std::function<void(int, int)> send = [&](int r, int s) {
+    const SimTime arrive = links[r].send(engine.now(), message);
+    const int next = (r + 1) % p;
+    engine.schedule_at(arrive, [&, next, s] {
+      if (s + 1 < steps) {
+        send(next, s + 1);
+      } else {
+        last = max(last, engine.now());
+      }
+    });
+  };
+  const SimTime start = SimTime::zero() + platform.costs(proto).launch;
+  engine.schedule_at(start, [&] {
+    for (int r = 0; r < p; ++r) send(r, 0);
+  });
+  engine.run();
+  return {last - SimTime::zero(), engine.events_processed()};
+}
+
+ChunkResult tree(const Platform& platform, const Group& group, CollectiveOp op, Protocol proto, Bytes n,
+                 Bytes chunk) {
+  if (op != CollectiveOp::all_reduce) throw ModelError("the chunk fidelity plays trees for all-reduce only");
+  const std::size_t top = group.top_tier();
+  const int nodes = top > 0 ? group.fan_out[top] : 1;
+  const int g = group.ranks() / nodes;
+  const int trees = nodes > 1 ? 2 : 1;
+  const Bytes per_tree = n / trees;
+  const int chunks = std::max(1, static_cast<int>(std::ceil(per_tree.value() / chunk.value())));
+  const Bytes c = per_tree / chunks;
+
+  // Every rank's egress link inside its node (chain up and down share it), and every node's
+  // egress to the network (both trees, up and down).
+  auto scaled = [](Hop h) {
+    h.bandwidth = h.bandwidth * kTreeBandwidthFactor;
+    return h;
+  };
+  const std::size_t inner_tier = top > 0 ? top - 1 : 0;
+  Hop inner_hop = scaled(hop(platform, group, proto, 0));
+  for (std::size_t t = 1; t <= inner_tier && top > 0; ++t) {
+    const Hop h = scaled(hop(platform, group, proto, t));
+    if (h.bandwidth < inner_hop.bandwidth) inner_hop.bandwidth = h.bandwidth;
+    inner_hop.latency = max(inner_hop.latency, h.latency);
+  }
+  std::vector<Link> rank_link(static_cast<std::size_t>(nodes) * g, Link{inner_hop, SimTime::zero()});
+  std::vector<Link> node_link(nodes, Link{scaled(hop(platform, group, proto, top)), SimTime::zero()});
+
+  // Children of every node in each tree, for counting contributions.
+  std::vector<std::vector<int>> kids(static_cast<std::size_t>(trees) * nodes);
+  for (int t = 0; t < trees; ++t) {
+    for (int i = 0; i < nodes; ++i) {
+      const int par = dbt_parent(t, i, nodes);
+      if (par >= 0) kids[static_cast<std::size_t>(t) * nodes + par].push_back(i);
+    }
+  }
+  // Inputs still awaited by each node leader, per (tree, chunk): its chain plus its tree children.
+  std::vector<int> waiting(static_cast<std::size_t>(trees) * chunks * nodes);
+  for (int t = 0; t < trees; ++t) {
+    for (int k = 0; k < chunks; ++k) {
+      for (int i = 0; i < nodes; ++i) {
+        waiting[(static_cast<std::size_t>(t) * chunks + k) * nodes + i] =
+            (g > 1 ? 1 : 0) + static_cast<int>(kids[static_cast<std::size_t>(t) * nodes + i].size());
+      }
+    }
+  }
+
+  Engine engine;
+  SimTime last;
+  std::function<void(int, int, int)> leader_ready;  // (tree, chunk, node): reduced, send up
+  std::function<void(int, int, int)> down;          // (tree, chunk, node): result arrived at leader
+  // Reduce along the chain: rank j of node i sends to rank j-1; rank 0 is the leader.
+  std::function<void(int, int, int, int)> chain_up = [&](int t, int k, int i, int j) {
+    const SimTime at = rank_link[static_cast<std::size_t>(i) * g + j].send(engine.now(), c);
+    engine.schedule_at(at, [&, t, k, i, j] {
+      if (j - 1 > 0) {
+        chain_up(t, k, i, j - 1);
+      } else if (--waiting[(static_cast<std::size_t>(t) * chunks + k) * nodes + i] == 0) {
+        leader_ready(t, k, i);
+      }
+    });
+  };
+  // Broadcast down the chain: rank j forwards to j+1.
+  std::function<void(int, int, int, int)> chain_down = [&](int t, int k, int i, int j) {
+    if (j + 1 >= g) {
+      last = max(last, engine.now());
+      return;
+    }
+    const SimTime at = rank_link[static_cast<std::size_t>(i) * g + j].send(engine.now(), c);
+    engine.schedule_at(at, [&, t, k, i, j] { chain_down(t, k, i, j + 1); });
+  };
+  leader_ready = [&](int t, int k, int i) {
+    const int par = dbt_parent(t, i, nodes);
+    if (par < 0) {
+      down(t, k, i);
+      return;
+    }
+    const SimTime at = node_link[i].send(engine.now(), c);
+    engine.schedule_at(at, [&, t, k, par] {
+      if (--waiting[(static_cast<std::size_t>(t) * chunks + k) * nodes + par] == 0) leader_ready(t, k, par);
+    });
+  };
+  down = [&](int t, int k, int i) {
+    for (int kid : kids[static_cast<std::size_t>(t) * nodes + i]) {
+      const SimTime at = node_link[i].send(engine.now(), c);
+      engine.schedule_at(at, [&, t, k, kid] { down(t, k, kid); });
+    }
+    chain_down(t, k, i, 0);
+  };
+
+  const SimTime start = SimTime::zero() + platform.costs(proto).launch;
+  engine.schedule_at(start, [&] {
+    for (int k = 0; k < chunks; ++k) {
+      for (int t = 0; t < trees; ++t) {
+        for (int i = 0; i < nodes; ++i) {
+          if (g > 1) {
+            chain_up(t, k, i, g - 1);
+          } else if (waiting[(static_cast<std::size_t>(t) * chunks + k) * nodes + i] == 0) {
+            leader_ready(t, k, i);
+          }
+        }
+      }
+    }
+  });
+  engine.run();
+  return {last - SimTime::zero(), engine.events_processed()};
+}
+
+}  // namespace
+
+ChunkResult simulate_chunks(const Platform& platform, const Group& group, CollectiveOp op, Algorithm algorithm,
+                            Protocol protocol, Bytes n) {
+  if (group.ranks() <= 1) return {};
+  if (algorithm == Algorithm::ring && op != CollectiveOp::broadcast && op != CollectiveOp::all_to_all) {
+    return ring(platform, group, op, protocol, n);
+  }
+  if (algorithm == Algorithm::tree) return tree(platform, group, op, protocol, n, platform.costs(protocol).chunk);
+  throw ModelError(std::string("the chunk fidelity plays ring and tree only, not ") + algorithm_name(algorithm) +
+                   " " + op_name(op));
+}
+
+}  // namespace sp::models

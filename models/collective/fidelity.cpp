@@ -1,0 +1,131 @@
+#include "models/collective/fidelity.hpp"
+
+#include <memory>
+
+#include "models/collective/chunk_sim.hpp"
+#include "sim/core/error.hpp"
+
+namespace sp::models {
+
+const char* fidelity_name(Fidelity f) {
+  switch (f) {
+    case Fidelity::analytic: return "analytic";
+    case Fidelity::flow: return "flow";
+    case Fidelity::chunk: return "chunk";
+  }
+  return "?";
+}
+
+std::optional<Fidelity> fidelity_from_name(const std::string& name) {
+  for (Fidelity f : {Fidelity::analytic, Fidelity::flow, Fidelity::chunk}) {
+    if (name == fidelity_name(f)) return f;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::size_t> add_tier_links(FlowNetwork& net, const Platform& platform) {
+  std::vector<std::size_t> links;
+  int below = 1;  // accelerators in one unit of the tier below
+  for (const Tier& t : platform.topology.tiers) {
+    const BytesPerSecond capacity = t.effective() * below;
+    // A tier without bandwidth (no NICs) still gets a link so indices line up; nothing uses it.
+    links.push_back(net.add_link(capacity.value() > 0 ? capacity : BytesPerSecond(1)));
+    below *= t.size > 0 ? t.size : 1;
+  }
+  return links;
+}
+
+void start_collective_flows(Engine& engine, FlowNetwork& net, const std::vector<std::size_t>& tier_links,
+                            const Platform& platform, const CostTerms& terms, Bytes n, std::function<void()> done) {
+  // Transfers alone, as the closed form counts them; the rest of its time is start-up.
+  std::vector<Duration> alone;
+  Duration transfers;
+  for (const BandwidthTerm& b : terms.bandwidth) {
+    alone.push_back(n * b.bytes_factor / b.bandwidth);
+    transfers = terms.combine == Combine::sum ? transfers + alone.back() : max(transfers, alone.back());
+  }
+  const Duration start_up = max(Duration::zero(), terms.time(n) - transfers);
+
+  // A flow per term on its tier's link, weighted so that alone it moves at the term's bandwidth.
+  struct State {
+    std::size_t next = 0;
+    std::size_t running = 0;
+    std::function<void()> done;
+  };
+  auto state = std::make_shared<State>();
+  state->done = std::move(done);
+  auto launch = std::make_shared<std::function<void(std::size_t)>>();
+  *launch = [&net, &tier_links, &platform, &terms, n, state, launch](std::size_t i) {
+    const BandwidthTerm& b = terms.bandwidth[i];
+    const Tier& tier = platform.topology.tiers[b.tier];
+    int below = 1;
+    for (std::size_t t = 0; t < b.tier; ++t) below *= platform.topology.tiers[t].size;
+    const double capacity = tier.effective().value() * below;
+    ++state->running;
+    net.start(n * b.bytes_factor, {{tier_links[b.tier], capacity / b.bandwidth.value()}}, [state, launch, &terms] {
+      --state->running;
+      if (terms.combine == Combine::sum && state->next < terms.bandwidth.size()) {
+        (*launch)(state->next++);
+      } else if (state->running == 0 && state->next == terms.bandwidth.size()) {
+        auto done_fn = std::move(state->done);
+        *launch = nullptr;  // break the self-reference
+        if (done_fn) done_fn();
+      }
+    });
+  };
+  engine.schedule_after(start_up, [state, launch, &terms, &engine] {
+    if (terms.bandwidth.empty()) {
+      if (state->done) state->done();
+      return;
+    }
+    if (terms.combine == Combine::sum) {
+      state->next = 1;
+      (*launch)(0);
+    } else {
+      state->next = terms.bandwidth.size();
+      for (std::size_t i = 0; i < terms.bandwidth.size(); ++i) (*launch)(i);
+    }
+    (void)engine;
+  });
+}
+
+CollectiveTiming time_collective(const Platform& platform, const Group& group, CollectiveOp op, Bytes n,
+                                 const CollectiveChoice& choice, Fidelity fidelity) {
+  CollectiveTiming out;
+  if (group.ranks() <= 1) return out;
+  // The chunk fidelity plays rings and trees: it chooses among those the library offers.
+  const Selected s = [&] {
+    if (fidelity != Fidelity::chunk || choice.algorithm) return select_collective(platform, group, op, n, choice);
+    Platform rings_and_trees = platform;
+    std::erase_if(rings_and_trees.library_algorithms,
+                  [](Algorithm a) { return a != Algorithm::ring && a != Algorithm::tree; });
+    return select_collective(rings_and_trees, group, op, n, choice);
+  }();
+  out.algorithm = s.terms.algorithm;
+  out.protocol = s.terms.protocol;
+  switch (fidelity) {
+    case Fidelity::analytic:
+      out.time = s.time;
+      return out;
+    case Fidelity::flow: {
+      Engine engine;
+      FlowNetwork net(engine);
+      const std::vector<std::size_t> links = add_tier_links(net, platform);
+      SimTime end;
+      start_collective_flows(engine, net, links, platform, s.terms, n, [&] { end = engine.now(); });
+      engine.run();
+      out.time = end - SimTime::zero();
+      out.events = engine.events_processed();
+      return out;
+    }
+    case Fidelity::chunk: {
+      const ChunkResult r = simulate_chunks(platform, group, op, s.terms.algorithm, s.terms.protocol, n);
+      out.time = r.time;
+      out.events = r.events;
+      return out;
+    }
+  }
+  return out;
+}
+
+}  // namespace sp::models

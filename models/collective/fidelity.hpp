@@ -1,0 +1,44 @@
+// One interface, three fidelities for a collective (DESIGN.md "Fidelity and speed"):
+//  - analytic: the closed form of the chosen algorithm, O(1);
+//  - flow: the algorithm's bandwidth terms become flows on the tiers' links of a FlowNetwork,
+//    after the start-up the closed form charges beyond those transfers; alone on the network this
+//    gives the analytic time, beside other traffic the flows share the links;
+//  - chunk: every rank, message by message (chunk_sim.hpp), for rings and trees.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/collective/collective.hpp"
+#include "models/network/flow_network.hpp"
+
+namespace sp::models {
+
+enum class Fidelity { analytic, flow, chunk };
+const char* fidelity_name(Fidelity f);
+std::optional<Fidelity> fidelity_from_name(const std::string& name);
+
+/// One link per tier in `net`, with the capacity of one instance of that tier's links: an
+/// accelerator's scale-up port, a scale-up domain's host links, a node's NICs.
+std::vector<std::size_t> add_tier_links(FlowNetwork& net, const Platform& platform);
+
+/// Starts the collective described by `terms` on `net` now; `done` runs when it has finished.
+void start_collective_flows(Engine& engine, FlowNetwork& net, const std::vector<std::size_t>& tier_links,
+                            const Platform& platform, const CostTerms& terms, Bytes n, std::function<void()> done);
+
+struct CollectiveTiming {
+  Duration time;
+  Algorithm algorithm = Algorithm::ring;
+  Protocol protocol = Protocol::simple;
+  std::uint64_t events = 0;
+};
+
+/// One collective alone on the network, at a fidelity. The algorithm and protocol are chosen
+/// (or forced) as in select_collective; the chunk fidelity plays rings and trees only, so unless
+/// forced it chooses among those.
+CollectiveTiming time_collective(const Platform& platform, const Group& group, CollectiveOp op, Bytes n,
+                                 const CollectiveChoice& choice, Fidelity fidelity);
+
+}  // namespace sp::models
