@@ -1,6 +1,7 @@
 #include "models/collective/chunk_sim.hpp"
 
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "sim/core/engine.hpp"
@@ -33,34 +34,41 @@ std::size_t hop_tier(const Group& g, int r) {
   return 0;
 }
 
-ChunkResult ring(const Platform& platform, const Group& group, CollectiveOp op, Protocol proto, Bytes n) {
-  const int p = group.ranks();
-  const int laps = op == CollectiveOp::all_reduce ? 2 : 1;
-  const int steps = laps * (p - 1);
-  const Bytes message = n / p;
-  std::vector<Link> links;
-  for (int r = 0; r < p; ++r) links.push_back({hop(platform, group, proto, hop_tier(group, r)), SimTime::zero()});
-
+// Ring state: every rank's link; events carry (ring, rank, step) only, so they stay inline.
+struct RingSim {
   Engine engine;
+  std::vector<Link> links;
+  Bytes message;
+  int p = 0;
+  int steps = 0;
   SimTime last;
+
   // Rank r sends its step-s message; on arrival rank r+1 sends step s+1.
-  std::function<void(int, int)> send = [&](int r, int s) {
+  void send(int r, int s) {
     const SimTime arrive = links[r].send(engine.now(), message);
-    const int next = (r + 1) % p;
-    engine.schedule_at(arrive, [&, next, s] {
-      if (s + 1 < steps) {
-        send(next, s + 1);
-      } else {
-        last = max(last, engine.now());
-      }
-    });
-  };
+    engine.schedule_at(arrive, [this, r, s] { arrived((r + 1) % p, s); });
+  }
+  void arrived(int r, int s) {
+    if (s + 1 < steps) {
+      send(r, s + 1);
+    } else {
+      last = max(last, engine.now());
+    }
+  }
+};
+
+ChunkResult ring(const Platform& platform, const Group& group, CollectiveOp op, Protocol proto, Bytes n) {
+  RingSim sim;
+  sim.p = group.ranks();
+  sim.steps = (op == CollectiveOp::all_reduce ? 2 : 1) * (sim.p - 1);
+  sim.message = n / sim.p;
+  for (int r = 0; r < sim.p; ++r) sim.links.push_back({hop(platform, group, proto, hop_tier(group, r)), SimTime::zero()});
   const SimTime start = SimTime::zero() + platform.costs(proto).launch;
-  engine.schedule_at(start, [&] {
-    for (int r = 0; r < p; ++r) send(r, 0);
+  sim.engine.schedule_at(start, [&sim] {
+    for (int r = 0; r < sim.p; ++r) sim.send(r, 0);
   });
-  engine.run();
-  return {last - SimTime::zero(), engine.events_processed()};
+  sim.engine.run();
+  return {sim.last - SimTime::zero(), sim.engine.events_processed()};
 }
 
 ChunkResult tree(const Platform& platform, const Group& group, CollectiveOp op, Protocol proto, Bytes n,

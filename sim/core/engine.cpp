@@ -1,14 +1,35 @@
 #include "sim/core/engine.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 namespace sp {
 
-EventId Engine::schedule_at(SimTime when, Action action) {
-  if (when < now_) {
-    throw std::logic_error("Engine::schedule_at: event in the past");
+std::uint32_t Engine::bucket_for(std::int64_t t) {
+  if (t == cached_time_) return cached_bucket_;
+  std::uint32_t b;
+  if (auto it = open_.find(t); it != open_.end()) {
+    b = it->second;
+  } else {
+    if (free_buckets_.empty()) {
+      b = static_cast<std::uint32_t>(buckets_.size());
+      buckets_.emplace_back();
+    } else {
+      b = free_buckets_.back();
+      free_buckets_.pop_back();
+    }
+    buckets_[b].time_ps = t;
+    buckets_[b].slots.clear();
+    buckets_[b].next = 0;
+    open_.emplace(t, b);
+    heap_push(b);
   }
+  cached_time_ = t;
+  cached_bucket_ = b;
+  return b;
+}
+
+EventId Engine::schedule_at(SimTime when, Action action) {
+  if (when < now_) throw std::logic_error("Engine::schedule_at: event in the past");
   std::uint32_t slot;
   if (free_slots_.empty()) {
     slot = static_cast<std::uint32_t>(slots_.size());
@@ -20,8 +41,7 @@ EventId Engine::schedule_at(SimTime when, Action action) {
   Slot& s = slots_[slot];
   s.action = std::move(action);
   s.live = true;
-  heap_.push_back(Entry{when.ps(), next_seq_++, slot});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  buckets_[bucket_for(when.ps())].slots.push_back(slot);
   ++live_;
   return EventId{slot, s.generation};
 }
@@ -30,39 +50,82 @@ bool Engine::cancel(EventId id) {
   if (id.slot >= slots_.size()) return false;
   Slot& s = slots_[id.slot];
   if (!s.live || s.generation != id.generation) return false;
-  // The heap entry stays as a tombstone and is skipped when it reaches the top.
+  // The bucket keeps the slot number; it is skipped, and freed, when its turn comes.
   s.live = false;
-  s.action = nullptr;
+  s.action.reset();
   --live_;
   return true;
 }
 
-void Engine::pop_dead() {
-  while (!heap_.empty() && !slots_[heap_.front().slot].live) {
-    const std::uint32_t slot = heap_.front().slot;
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    heap_.pop_back();
-    ++slots_[slot].generation;
-    free_slots_.push_back(slot);
+void Engine::free_slot(std::uint32_t slot) {
+  ++slots_[slot].generation;
+  free_slots_.push_back(slot);
+}
+
+void Engine::heap_push(std::uint32_t b) {
+  std::size_t i = heap_.size();
+  heap_.push_back(b);
+  const std::int64_t t = buckets_[b].time_ps;
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 4;
+    if (buckets_[heap_[parent]].time_ps <= t) break;
+    heap_[i] = heap_[parent];
+    i = parent;
   }
+  heap_[i] = b;
+}
+
+void Engine::heap_pop() {
+  const std::uint32_t last = heap_.back();
+  heap_.pop_back();
+  const std::size_t n = heap_.size();
+  if (n == 0) return;
+  const std::int64_t t = buckets_[last].time_ps;
+  std::size_t i = 0;
+  for (;;) {
+    const std::size_t first = 4 * i + 1;
+    if (first >= n) break;
+    std::size_t best = first;
+    const std::size_t end = first + 4 < n ? first + 4 : n;
+    for (std::size_t c = first + 1; c < end; ++c) {
+      if (buckets_[heap_[c]].time_ps < buckets_[heap_[best]].time_ps) best = c;
+    }
+    if (t <= buckets_[heap_[best]].time_ps) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = last;
+}
+
+Engine::Bucket* Engine::next_bucket() {
+  while (!heap_.empty()) {
+    const std::uint32_t b = heap_.front();
+    Bucket& bucket = buckets_[b];
+    while (bucket.next < bucket.slots.size() && !slots_[bucket.slots[bucket.next]].live) {
+      free_slot(bucket.slots[bucket.next++]);
+    }
+    if (bucket.next < bucket.slots.size()) return &bucket;
+    // Spent: nothing more can join it, since its time is not in the future of anything pending.
+    open_.erase(bucket.time_ps);
+    if (cached_time_ == bucket.time_ps) cached_time_ = -1;
+    heap_pop();
+    free_buckets_.push_back(b);
+  }
+  return nullptr;
 }
 
 bool Engine::step() {
-  pop_dead();
-  if (heap_.empty()) return false;
-  const Entry top = heap_.front();
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  heap_.pop_back();
-  Slot& s = slots_[top.slot];
+  Bucket* bucket = next_bucket();
+  if (bucket == nullptr) return false;
+  const std::uint32_t slot = bucket->slots[bucket->next++];
+  Slot& s = slots_[slot];
   Action action = std::move(s.action);
-  s.action = nullptr;
   s.live = false;
-  ++s.generation;
-  free_slots_.push_back(top.slot);
+  free_slot(slot);
   --live_;
-  now_ = SimTime::from_ps(top.time_ps);
+  now_ = SimTime::from_ps(bucket->time_ps);
   ++processed_;
-  action();  // may schedule or cancel further events
+  action();  // may schedule (even at now) or cancel events; `bucket` may move
   return true;
 }
 
@@ -72,11 +135,7 @@ void Engine::run() {
 }
 
 void Engine::run_until(SimTime limit) {
-  for (;;) {
-    pop_dead();
-    if (heap_.empty() || heap_.front().time_ps > limit.ps()) break;
-    step();
-  }
+  for (Bucket* b = next_bucket(); b != nullptr && b->time_ps <= limit.ps(); b = next_bucket()) step();
   if (now_ < limit) now_ = limit;
 }
 

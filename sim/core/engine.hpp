@@ -1,12 +1,17 @@
 // The discrete-event engine: a value (no globals, any number per process) holding simulated
 // time and a queue of pending actions. Events run in (time, insertion sequence) order, so two
 // events at the same picosecond always run in the order they were scheduled.
+//
+// Simulations of identical ranks schedule many events for the very same picosecond, so the
+// queue holds one FIFO bucket per distinct time and a 4-ary heap of those times: an event costs
+// an append and a read, and the heap only sees distinct times.
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <unordered_map>
 #include <vector>
 
+#include "sim/core/action.hpp"
 #include "sim/core/time.hpp"
 
 namespace sp {
@@ -19,8 +24,6 @@ struct EventId {
 
 class Engine {
  public:
-  using Action = std::function<void()>;
-
   SimTime now() const { return now_; }
   /// Schedules `action` at `when`; `when` earlier than now() throws std::logic_error.
   EventId schedule_at(SimTime when, Action action);
@@ -39,29 +42,34 @@ class Engine {
   std::size_t pending() const { return live_; }
 
  private:
-  struct Entry {
-    std::int64_t time_ps;
-    std::uint64_t seq;
-    std::uint32_t slot;
-  };
   struct Slot {
     Action action;
     std::uint32_t generation = 0;
     bool live = false;
   };
-  // Min-heap order on (time, seq): "a after b".
-  static bool later(const Entry& a, const Entry& b) {
-    return a.time_ps != b.time_ps ? a.time_ps > b.time_ps : a.seq > b.seq;
-  }
-  void pop_dead();
+  struct Bucket {
+    std::int64_t time_ps = 0;
+    std::vector<std::uint32_t> slots;  // in scheduling order
+    std::size_t next = 0;              // first not yet dispatched
+  };
+  std::uint32_t bucket_for(std::int64_t time_ps);
+  void heap_push(std::uint32_t bucket);
+  void heap_pop();
+  /// The bucket holding the next live event, or nullptr; drops spent buckets and cancelled slots.
+  Bucket* next_bucket();
+  void free_slot(std::uint32_t slot);
 
   SimTime now_;
-  std::uint64_t next_seq_ = 0;
   std::uint64_t processed_ = 0;
   std::size_t live_ = 0;
-  std::vector<Entry> heap_;
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;
+  std::vector<Bucket> buckets_;
+  std::vector<std::uint32_t> free_buckets_;
+  std::vector<std::uint32_t> heap_;  // bucket ids, min-heap on time
+  std::unordered_map<std::int64_t, std::uint32_t> open_;  // time -> bucket (lookup only, never iterated)
+  std::int64_t cached_time_ = -1;
+  std::uint32_t cached_bucket_ = 0;
 };
 
 }  // namespace sp

@@ -1,7 +1,9 @@
 // The three fidelities against each other, and contention at the flow fidelity.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "models/collective/chunk_sim.hpp"
 #include "models/collective/fidelity.hpp"
@@ -61,6 +63,19 @@ TEST(Trees, DoubleBinaryTreeLoadsByHand) {
   EXPECT_DOUBLE_EQ(dbt_max_load(4), 1.5);
   // Eight: inner vertices with two children in one tree and a leaf in the other send 4 halves.
   EXPECT_DOUBLE_EQ(dbt_max_load(8), 2.0);
+  // The closed form against a count over every vertex of both trees.
+  for (int nodes = 2; nodes <= 2000; ++nodes) {
+    std::vector<int> sends(nodes, 0);
+    for (int t = 0; t < 2; ++t) {
+      for (int i = 0; i < nodes; ++i) {
+        if (const int parent = dbt_parent(t, i, nodes); parent >= 0) {
+          ++sends[i];
+          ++sends[parent];
+        }
+      }
+    }
+    ASSERT_DOUBLE_EQ(dbt_max_load(nodes), *std::max_element(sends.begin(), sends.end()) / 2.0) << nodes;
+  }
   EXPECT_EQ(dbt_parent(0, 5, 8), 2);
   EXPECT_EQ(dbt_parent(1, 2, 8), 5);  // the mirror image
   EXPECT_EQ(dbt_parent(1, 7, 8), -1);

@@ -1,0 +1,110 @@
+// Speed and memory benchmarks (Google Benchmark), not tests: run them with
+//   build/scalepoint-perf --benchmark_counters_tabular=true
+// and compare with the targets in results/bench/README.md.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <filesystem>
+
+#include "models/catalog.hpp"
+#include "models/collective/chunk_sim.hpp"
+#include "models/collective/fidelity.hpp"
+#include "models/training/step_model.hpp"
+#include "sim/config/loader.hpp"
+#include "sim/core/engine.hpp"
+
+namespace {
+
+using namespace sp;
+using namespace sp::models;
+
+const Catalog& catalog() {
+  static const Catalog c(std::filesystem::path(SP_SOURCE_DIR) / "models");
+  return c;
+}
+
+const Platform& dgx() {
+  static const Platform p =
+      parse_platform(config::load_file(std::string(SP_SOURCE_DIR) + "/scenarios/platforms/dgx_h100.yaml"), catalog());
+  return p;
+}
+
+const Workload& workload(const std::string& name) {
+  static std::map<std::string, Workload> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    it = cache.emplace(name, catalog().workload(config::load_string("w: " + name + "\n", "bench").at("w"))).first;
+  }
+  return it->second;
+}
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+// The raw engine: a self-rescheduling cascade of small events (the cost of schedule + dispatch).
+void BM_EngineEvents(benchmark::State& state) {
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    Engine e;
+    std::int64_t left = 1 << 20;
+    std::function<void()> tick;
+    tick = [&] {
+      if (--left > 0) e.schedule_after(picoseconds(1 + (left & 7)), tick);
+    };
+    for (int i = 0; i < 64; ++i) e.schedule_after(picoseconds(i), tick);
+    e.run();
+    events += e.events_processed();
+  }
+  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_EngineEvents)->Unit(benchmark::kMillisecond);
+
+// A chunk-level ring all-reduce over 1024 ranks (128 DGX H100 nodes): 1024 x 2046 messages.
+void BM_ChunkRing(benchmark::State& state) {
+  const int ranks = static_cast<int>(state.range(0));
+  const Group g = packed_group(dgx().topology, ranks);
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    const ChunkResult r = simulate_chunks(dgx(), g, CollectiveOp::all_reduce, Algorithm::ring, Protocol::simple,
+                                          Bytes(256.0 * (1 << 20)));
+    events += r.events;
+    benchmark::DoNotOptimize(r.time);
+  }
+  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+BENCHMARK(BM_ChunkRing)->Arg(1024)->Unit(benchmark::kMillisecond);
+
+// One data-parallel BERT training step (27 gradient buckets) at N GPUs, per fidelity.
+void BM_Step(benchmark::State& state, Fidelity fidelity) {
+  const int n = static_cast<int>(state.range(0));
+  const Workload& w = workload("bert");
+  for (auto _ : state) {
+    const StepResult r = simulate_step(w, dgx(), n, 4.0, fidelity);
+    benchmark::DoNotOptimize(r.step);
+  }
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+BENCHMARK_CAPTURE(BM_Step, analytic, Fidelity::analytic)
+    ->Arg(1024)->Arg(4096)->Arg(16384)->Arg(65536)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Step, flow, Fidelity::flow)
+    ->Arg(1024)->Arg(4096)->Arg(16384)->Arg(65536)->Unit(benchmark::kMicrosecond);
+
+// One collective at each fidelity (the chunk fidelity grows with ranks x steps).
+void BM_ChunkAllReduce(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const Group g = packed_group(dgx().topology, n);
+  for (auto _ : state) {
+    const CollectiveTiming t = time_collective(dgx(), g, CollectiveOp::all_reduce, Bytes(25.0 * (1 << 20)),
+                                               {Algorithm::tree, std::nullopt}, Fidelity::chunk);
+    benchmark::DoNotOptimize(t.time);
+  }
+}
+BENCHMARK(BM_ChunkAllReduce)->Arg(1024)->Arg(4096)->Arg(16384)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
