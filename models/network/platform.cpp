@@ -94,7 +94,7 @@ ProtocolCosts parse_protocol(const config::ConfigNode& n, const Topology& topo) 
 
 Platform parse_platform(const config::ConfigNode& n, const Catalog& catalog) {
   n.expect_only({"name", "accelerator", "accelerators_per_node", "scale_up", "host", "scale_out", "protocols",
-                 "algorithms"});
+                 "algorithms", "compute_jitter"});
   Platform p;
   p.name = n.at("name").as_string();
   p.accelerator = catalog.accelerator(n.at("accelerator"));
@@ -140,6 +140,10 @@ Platform parse_platform(const config::ConfigNode& n, const Catalog& catalog) {
     p.library_algorithms.push_back(*algo);
   }
   if (p.library_algorithms.empty()) algos.fail("needs at least one algorithm");
+  if (auto j = n.find("compute_jitter")) {
+    p.compute_jitter = j->as_number();
+    if (p.compute_jitter < 0 || p.compute_jitter > 0.5) j->fail("must be between 0 and 0.5");
+  }
   return p;
 }
 

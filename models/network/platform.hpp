@@ -21,6 +21,9 @@ struct Platform {
   /// The algorithms the platform's collective library chooses among (NCCL: ring, tree, nvls,
   /// sharp); the others run only when asked for.
   std::vector<Algorithm> library_algorithms;
+  /// Relative standard deviation of one accelerator's compute time from step to step (OS noise,
+  /// clocks, thermal throttling): what stragglers are drawn from.
+  double compute_jitter = 0;
 
   int accelerators_per_node() const { return topology.accelerators_per_node; }
   int nodes_for(int accelerators) const {

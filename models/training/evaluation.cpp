@@ -20,21 +20,19 @@ double evaluation_interval_samples(const Workload& w, std::int64_t gbs) {
   return interval;
 }
 
-EvaluationCost evaluation_cost(const Workload& w, const ComputeModel& compute, int accelerators,
-                               int nodes, double per_accelerator_batch, double samples_to_converge,
-                               std::int64_t gbs) {
+EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& lay, Duration forward_per_micro_batch,
+                               int nodes, double samples_to_converge, std::int64_t gbs) {
   EvaluationCost c;
   const EvaluationRule& e = w.evaluation;
   if (!e.timed) return c;
   const double skipped =
       std::floor(e.skip_per_global_batch * static_cast<double>(gbs) + static_cast<double>(e.skip_count));
   c.evaluations = std::max(0.0, samples_to_converge / evaluation_interval_samples(w, gbs) - skipped);
-  // The evaluation set is split across the accelerators; each runs forward passes only, at the
-  // efficiency of its training batch size.
-  const double eval_per_accelerator = static_cast<double>(e.samples) / accelerators;
-  const Duration forward = scale(compute.time(w.forward_flops_per_sample(), per_accelerator_batch),
-                                 eval_per_accelerator / per_accelerator_batch);
-  c.each = forward + e.host_time / nodes;
+  // Each replica evaluates its share of the set in whole micro-batches, through every stage.
+  const std::int64_t per_replica = (e.samples + lay.dp - 1) / lay.dp;
+  const std::int64_t micro_batches = (per_replica + lay.micro_batch - 1) / lay.micro_batch;
+  const Duration forward = forward_per_micro_batch * (micro_batches + lay.pp - 1);
+  c.each = forward + e.overhead + e.host_work / nodes;
   c.total = scale(c.each, c.evaluations);
   return c;
 }

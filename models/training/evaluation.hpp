@@ -1,11 +1,12 @@
 // Evaluation inside the timed region (MLPerf rules, models/workloads/*.yaml `evaluation`):
-// how many evaluations a run performs before it converges, and what each costs (a forward pass
-// over the evaluation set spread over the accelerators, plus host-side work shared by the nodes).
+// how many evaluations a run performs before it converges, and what each costs: the evaluation
+// set split over the data-parallel replicas in whole micro-batches (so small sets do not shrink
+// with N), forward passes only, plus a fixed overhead and host-side work shared by the nodes.
 #pragma once
 
 #include <cstdint>
 
-#include "models/compute/compute_model.hpp"
+#include "models/training/parallelism.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/core/time.hpp"
 
@@ -20,8 +21,8 @@ struct EvaluationCost {
   Duration total;
 };
 
-EvaluationCost evaluation_cost(const Workload& w, const ComputeModel& compute, int accelerators,
-                               int nodes, double per_accelerator_batch, double samples_to_converge,
-                               std::int64_t gbs);
+/// `forward_per_micro_batch`: one micro-batch's forward on one pipeline stage at this layout.
+EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& layout, Duration forward_per_micro_batch,
+                               int nodes, double samples_to_converge, std::int64_t gbs);
 
 }  // namespace sp::models

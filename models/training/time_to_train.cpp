@@ -1,25 +1,91 @@
 #include "models/training/time_to_train.hpp"
 
-#include "models/compute/compute_model.hpp"
+#include <algorithm>
+#include <cmath>
+
+#include "models/training/stragglers.hpp"
 
 namespace sp::models {
 
-TrainingEstimate estimate_training(const Workload& w, const Platform& p, int accelerators,
-                                   std::int64_t global_batch, Fidelity fidelity) {
+TrainingEstimate estimate_training(const Workload& w, const Platform& p, int accelerators, std::int64_t global_batch,
+                                   const ParallelSpec& parallel, Fidelity fidelity) {
   TrainingEstimate e;
   e.accelerators = accelerators;
   e.nodes = p.nodes_for(accelerators);
   e.global_batch = global_batch;
   e.per_accelerator_batch = static_cast<double>(global_batch) / accelerators;
-  const ComputeModel compute = compute_model_for(w, p.accelerator.peak.at(w.precision));
-  e.compute_efficiency = compute.efficiency(e.per_accelerator_batch);
-  e.step = simulate_step(w, p, accelerators, e.per_accelerator_batch, fidelity);
+  std::string why;
+  const auto layout = resolve_layout(parallel, p.topology, accelerators, global_batch, why);
+  if (!layout) {
+    e.status = "invalid_layout";
+    e.message = why;
+    return e;
+  }
+  e.layout = *layout;
+  e.memory = estimate_memory(w, p.accelerator, e.layout);
+  if (!e.memory.fits()) {
+    e.status = "out_of_memory";
+    e.message = e.layout.describe() + " " + e.memory.describe();
+    return e;
+  }
+  e.step = simulate_step(w, p, e.layout, accelerators, fidelity);
   e.convergence = samples_to_converge(w, global_batch);
   e.steps = e.convergence.mean_samples / static_cast<double>(global_batch);
-  e.evaluation = evaluation_cost(w, compute, accelerators, e.nodes, e.per_accelerator_batch,
-                                 e.convergence.mean_samples, global_batch);
+  e.evaluation = evaluation_cost(w, e.layout, e.step.forward_per_micro_batch, e.nodes, e.convergence.mean_samples,
+                                 global_batch);
   e.time_to_train = scale(e.step.step, e.steps) + e.evaluation.total;
+  e.p10 = e.p50 = e.p90 = e.time_to_train;
   return e;
+}
+
+double olympic_mean(std::vector<double> runs) {
+  std::sort(runs.begin(), runs.end());
+  std::size_t lo = 0, hi = runs.size();
+  if (runs.size() >= 3) {
+    ++lo;
+    --hi;
+  }
+  double sum = 0;
+  for (std::size_t i = lo; i < hi; ++i) sum += runs[i];
+  return sum / static_cast<double>(hi - lo);
+}
+
+namespace {
+double quantile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const std::size_t i = static_cast<std::size_t>(pos);
+  const double frac = pos - static_cast<double>(i);
+  return i + 1 < sorted.size() ? sorted[i] + frac * (sorted[i + 1] - sorted[i]) : sorted[i];
+}
+}  // namespace
+
+void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platform& p, int samples,
+                             std::uint64_t seed, std::uint64_t point) {
+  if (!e.ok() || samples <= 0) return;
+  RngStream convergence(seed, point, "convergence");
+  RngStream stragglers(seed, point, "stragglers");
+  // Per step the slowest rank costs sigma x compute x M_N. Over s steps the sum of M_N is close
+  // to normal (central limit), with the order statistic's own mean and variance.
+  const MaxMoments m = max_of_normals(e.accelerators);
+  const double per_unit = to_seconds(e.step.jittered_compute) * p.compute_jitter;
+  const double base_step = to_seconds(e.step.step - e.step.straggler);
+  const double gbs = static_cast<double>(e.global_batch);
+  const double eval_per_sample = e.convergence.mean_samples > 0 ? to_seconds(e.evaluation.total) / e.convergence.mean_samples : 0;
+  std::vector<double> scores;
+  std::vector<double> runs(static_cast<std::size_t>(w.runs_per_result));
+  for (int k = 0; k < samples; ++k) {
+    for (double& run : runs) {
+      const double converge = std::max(gbs, convergence.normal(e.convergence.mean_samples, e.convergence.stdev_samples));
+      const double steps = converge / gbs;
+      const double waits = per_unit * (steps * m.mean + std::sqrt(steps * m.variance) * stragglers.normal(0.0, 1.0));
+      run = steps * base_step + std::max(0.0, waits) + converge * eval_per_sample;
+    }
+    scores.push_back(olympic_mean(runs));
+  }
+  std::sort(scores.begin(), scores.end());
+  e.p10 = seconds(quantile(scores, 0.10));
+  e.p50 = seconds(quantile(scores, 0.50));
+  e.p90 = seconds(quantile(scores, 0.90));
 }
 
 }  // namespace sp::models

@@ -1,13 +1,21 @@
 // Time to train, as MLPerf scores it (run_start to run_stop, evaluations included):
 //   time_to_train = steps x step_time + evaluations x evaluation_time,  steps = samples / GBS
-// with the samples to converge at this global batch from the RCP table.
+// with the samples to converge at this global batch from the RCP table, for one layout of the
+// job; a layout that does not fit in memory gets status out_of_memory and no time.
+// Prediction intervals come from Monte Carlo replicates of the MLPerf score itself: each
+// replicate is the olympic mean of the benchmark's runs, every run drawing its samples to
+// converge from the RCP spread and its straggler delays from the maximum of N jittered ranks.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
+#include "models/collective/fidelity.hpp"
 #include "models/network/platform.hpp"
 #include "models/training/convergence.hpp"
 #include "models/training/evaluation.hpp"
+#include "models/training/memory.hpp"
+#include "models/training/parallelism.hpp"
 #include "models/training/step_model.hpp"
 #include "models/workloads/workload.hpp"
 
@@ -18,15 +26,30 @@ struct TrainingEstimate {
   int nodes = 0;
   std::int64_t global_batch = 0;
   double per_accelerator_batch = 0;
-  double compute_efficiency = 0;  // achieved fraction of peak during forward and backward
+  std::string status = "ok";  // ok | out_of_memory | invalid_layout
+  std::string message;
+  ParallelLayout layout;
+  MemoryEstimate memory;
   StepResult step;
   ConvergenceEstimate convergence;
   double steps = 0;
   EvaluationCost evaluation;
-  Duration time_to_train;
+  Duration time_to_train;  // expected
+  Duration p10, p50, p90;  // of the MLPerf score, from replicates (all equal when none)
+
+  bool ok() const { return status == "ok"; }
 };
 
 TrainingEstimate estimate_training(const Workload& workload, const Platform& platform, int accelerators,
-                                   std::int64_t global_batch, Fidelity fidelity = Fidelity::analytic);
+                                   std::int64_t global_batch, const ParallelSpec& parallel,
+                                   Fidelity fidelity = Fidelity::analytic);
+
+/// Fills p10/p50/p90 from `samples` replicates drawn from streams of (seed, point, name).
+void add_prediction_interval(TrainingEstimate& e, const Workload& workload, const Platform& platform, int samples,
+                             std::uint64_t seed, std::uint64_t point);
+
+/// The olympic mean MLPerf scores: drop the fastest and the slowest run, average the rest (a
+/// plain mean for fewer than three runs).
+double olympic_mean(std::vector<double> runs);
 
 }  // namespace sp::models

@@ -43,7 +43,8 @@ Flops nonnegative_flops(const config::ConfigNode& n) {
 }
 
 LayerGroup parse_layer(const config::ConfigNode& n) {
-  n.expect_only({"name", "repeat", "parameters", "trainable_parameters", "forward", "backward"});
+  n.expect_only({"name", "repeat", "parameters", "trainable_parameters", "forward", "backward", "activations",
+                 "tensor_parallel", "context_parallel"});
   LayerGroup l;
   l.name = n.at("name").as_string();
   if (auto r = n.find("repeat")) l.repeat = static_cast<int>(r->as_positive_int());
@@ -55,11 +56,22 @@ LayerGroup parse_layer(const config::ConfigNode& n) {
   }
   l.forward = nonnegative_flops(n.at("forward"));
   l.backward = nonnegative_flops(n.at("backward"));
+  if (auto a = n.find("activations")) l.activations = a->as_bytes();
+  if (auto tp = n.find("tensor_parallel")) {
+    tp->expect_only({"tensor", "all_gathers", "reduce_scatters"});
+    l.tp_tensor = tp->at("tensor").as_positive_bytes();
+    l.tp_all_gathers = static_cast<int>(nonnegative_int(tp->at("all_gathers")));
+    l.tp_reduce_scatters = static_cast<int>(nonnegative_int(tp->at("reduce_scatters")));
+  }
+  if (auto cp = n.find("context_parallel")) {
+    cp->expect_only({"exchange"});
+    l.cp_exchange = cp->at("exchange").as_positive_bytes();
+  }
   return l;
 }
 
 EvaluationRule parse_evaluation(const config::ConfigNode& n) {
-  n.expect_only({"timed", "samples", "interval", "skip_first", "host_time"});
+  n.expect_only({"timed", "samples", "interval", "skip_first", "overhead", "host_work"});
   EvaluationRule e;
   e.timed = n.at("timed").as_bool();
   e.samples = n.at("samples").as_positive_int();
@@ -83,7 +95,8 @@ EvaluationRule parse_evaluation(const config::ConfigNode& n) {
     if (auto x = s->find("per_global_batch")) e.skip_per_global_batch = x->as_number();
     if (auto x = s->find("count")) e.skip_count = nonnegative_int(*x);
   }
-  e.host_time = n.at("host_time").as_nonnegative_duration();
+  if (auto o = n.find("overhead")) e.overhead = o->as_nonnegative_duration();
+  if (auto h = n.find("host_work")) e.host_work = h->as_nonnegative_duration();
   return e;
 }
 
@@ -124,7 +137,8 @@ ConvergenceTable parse_convergence(const config::ConfigNode& n) {
 Workload parse_workload(const config::ConfigNode& n) {
   n.expect_only({"name", "mlperf_benchmark", "description", "sample", "precision",
                  "gradient_bytes_per_parameter", "gradient_bucket", "optimizer_traffic_per_parameter",
-                 "compute", "layers", "dataset", "evaluation", "convergence"});
+                 "compute", "layers", "dataset", "evaluation", "convergence", "parallelism", "memory",
+                 "runs_per_result"});
   Workload w;
   w.name = n.at("name").as_string();
   w.mlperf_benchmark = n.at("mlperf_benchmark").as_string();
@@ -153,6 +167,13 @@ Workload parse_workload(const config::ConfigNode& n) {
   w.train_samples = ds.at("train_samples").as_positive_int();
   w.evaluation = parse_evaluation(n.at("evaluation"));
   w.convergence = parse_convergence(n.at("convergence"));
+  if (auto p = n.find("parallelism")) w.parallelism = parse_parallel_specs(*p);
+  const config::ConfigNode mem = n.at("memory");
+  mem.expect_only({"weight_bytes_per_parameter", "optimizer_bytes_per_trainable_parameter", "reserved"});
+  w.memory.weight_bytes_per_parameter = mem.at("weight_bytes_per_parameter").as_positive_bytes();
+  w.memory.optimizer_bytes_per_trainable_parameter = mem.at("optimizer_bytes_per_trainable_parameter").as_bytes();
+  w.memory.reserved = mem.at("reserved").as_bytes();
+  w.runs_per_result = static_cast<int>(n.at("runs_per_result").as_positive_int());
   return w;
 }
 

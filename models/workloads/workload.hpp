@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/training/parallelism.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/core/time.hpp"
 #include "sim/core/units.hpp"
@@ -20,6 +21,20 @@ struct LayerGroup {
   std::int64_t trainable_parameters = 0;  // per instance
   Flops forward;                          // per sample, per instance
   Flops backward;                         // per sample, per instance
+  Bytes activations;                      // kept for backward, per sample, per instance
+  // Tensor parallelism with sequence parallelism: per instance and sample, each forward (and
+  // again each backward) all-gathers and reduce-scatters a tensor of this size in the TP group.
+  Bytes tp_tensor;
+  int tp_all_gathers = 0;
+  int tp_reduce_scatters = 0;
+  Bytes cp_exchange;                      // context parallel: K and V of the whole sequence, per sample
+};
+
+/// What one accelerator must hold (on top of activations).
+struct MemoryRule {
+  Bytes weight_bytes_per_parameter;                // model weights as trained (fp16, bf16, fp8)
+  Bytes optimizer_bytes_per_trainable_parameter;  // master weights and optimizer states
+  Bytes reserved;                                   // framework, workspace, fragmentation
 };
 
 /// How often evaluation runs and what it costs (MLPerf rules differ per benchmark).
@@ -33,7 +48,8 @@ struct EvaluationRule {
   double interval_epochs = 0;            // alternatively, every this many epochs
   double skip_per_global_batch = 0;      // the first FLOOR(skip_per_global_batch x GBS + skip_count)
   std::int64_t skip_count = 0;           //   evaluations are skipped
-  Duration host_time;                    // host-side work per evaluation, shared by the nodes
+  Duration overhead;                     // per evaluation, whatever the scale (synchronisation, set-up)
+  Duration host_work;                    // per evaluation, host-side work shared by the nodes (COCO mAP)
 };
 
 struct ConvergencePoint {
@@ -64,6 +80,9 @@ struct Workload {
   std::int64_t train_samples = 0;    // dataset size (one epoch)
   EvaluationRule evaluation;
   ConvergenceTable convergence;
+  ParallelSpecs parallelism;  // the layouts the v4.1 submissions used
+  MemoryRule memory;
+  int runs_per_result = 10;   // MLPerf scores the olympic mean of this many runs
 
   std::int64_t total_parameters() const;
   std::int64_t trainable_parameters() const;

@@ -13,6 +13,7 @@ struct RunOptions {
   std::string out_dir;
   std::vector<std::string> overrides;
   std::optional<long long> seed;
+  std::optional<int> samples;
   bool quiet = false;
   std::vector<std::string> command_line;
 };

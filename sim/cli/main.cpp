@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
       ->take_all()
       ->allow_extra_args(false);
   run_cmd->add_option("--seed", run.seed, "random seed (overrides the scenario's seed)");
+  run_cmd->add_option("--samples", run.samples, "Monte Carlo replicates for p10/p50/p90 (default: the scenario's, 100)");
   run_cmd->add_flag("--quiet,-q", run.quiet, "print nothing but errors");
 
   sp::cli::CollectiveOptions coll;

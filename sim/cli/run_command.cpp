@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@
 #include "sim/output/manifest.hpp"
 #include "sim/output/plot.hpp"
 #include "sim/output/staged_files.hpp"
+#include "sim/scenario/break_even.hpp"
 #include "sim/scenario/collective_bench.hpp"
 #include "sim/scenario/scaling_table.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -33,6 +35,10 @@ int run_command(const RunOptions& o) {
   if (o.seed) {
     const std::string seed = std::to_string(*o.seed);
     overrides.push_back(config::Override{"seed", seed, "--seed " + seed});
+  }
+  if (o.samples) {
+    const std::string k = std::to_string(*o.samples);
+    overrides.push_back(config::Override{"samples", k, "--samples " + k});
   }
   const models::Catalog catalog(models::data_root() / "models");
   const ScenarioSpec spec = load_scenario(o.scenario, overrides, catalog);
@@ -78,6 +84,16 @@ int run_command(const RunOptions& o) {
                 spec.platform.name.c_str(), spec.platform.accelerator.name.c_str(),
                 spec.platform.accelerators_per_node());
     std::fputs(console_table(table).c_str(), stdout);
+    std::vector<int> n;
+    std::vector<double> t;
+    for (const ScalingPoint& p : points) {
+      n.push_back(p.estimate.accelerators);
+      t.push_back(p.estimate.ok() ? to_seconds(p.estimate.time_to_train) : std::numeric_limits<double>::quiet_NaN());
+    }
+    std::printf("break-even points (time to train):\n%s", describe(break_even_points(n, t)).c_str());
+    for (const ScalingPoint& p : points) {
+      if (!p.estimate.ok()) std::printf("N=%d %s: %s\n", p.estimate.accelerators, p.estimate.status.c_str(), p.estimate.message.c_str());
+    }
     std::printf("wrote %s/{%s}\n", dir.string().c_str(),
                 plotted ? "summary.csv,results.h5,manifest.yaml,scaling.png" : "summary.csv,results.h5,manifest.yaml");
   }

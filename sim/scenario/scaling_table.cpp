@@ -1,57 +1,86 @@
 #include "sim/scenario/scaling_table.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 
 #include <fmt/format.h>
 
 namespace sp {
 
 namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
 struct ColumnDef {
   const char* name;
   const char* unit;
   const char* description;
   bool integer;
+  bool needs_ok;  // meaningless (NaN) when the point did not fit
   std::function<double(const ScalingPoint&)> value;
 };
+
+double s(Duration d) { return to_seconds(d); }
+double minutes(Duration d) { return to_seconds(d) / 60.0; }
 
 const std::vector<ColumnDef>& column_defs() {
   using P = const ScalingPoint&;
   static const std::vector<ColumnDef> defs = {
-      {"accelerators", "count", "accelerators N", true, [](P p) { return p.estimate.accelerators; }},
-      {"nodes", "count", "nodes", true, [](P p) { return p.estimate.nodes; }},
-      {"global_batch", "samples", "global batch size", true,
+      {"accelerators", "count", "accelerators N", true, false, [](P p) { return p.estimate.accelerators; }},
+      {"nodes", "count", "nodes", true, false, [](P p) { return p.estimate.nodes; }},
+      {"global_batch", "samples", "global batch size", true, false,
        [](P p) { return static_cast<double>(p.estimate.global_batch); }},
-      {"per_accelerator_batch", "samples", "global batch / N", false,
+      {"per_accelerator_batch", "samples", "global batch / N", false, false,
        [](P p) { return p.estimate.per_accelerator_batch; }},
-      {"compute_efficiency", "1", "achieved fraction of peak in forward and backward", false,
-       [](P p) { return p.estimate.compute_efficiency; }},
-      {"step_time_s", "s", "one training step", false, [](P p) { return to_seconds(p.estimate.step.step); }},
-      {"compute_s", "s", "forward + backward compute per step", false,
-       [](P p) { return to_seconds(p.estimate.step.forward + p.estimate.step.backward); }},
-      {"optimizer_s", "s", "optimizer update per step", false,
-       [](P p) { return to_seconds(p.estimate.step.optimizer); }},
-      {"comm_s", "s", "gradient all-reduce time per step (overlapped or not)", false,
-       [](P p) { return to_seconds(p.estimate.step.communication); }},
-      {"exposed_comm_s", "s", "communication not hidden behind compute, per step", false,
-       [](P p) { return to_seconds(p.estimate.step.exposed_communication); }},
-      {"throughput_samples_per_s", "samples/s", "global batch / step time", false,
-       [](P p) { return static_cast<double>(p.estimate.global_batch) / to_seconds(p.estimate.step.step); }},
-      {"samples_to_converge", "samples", "expected samples to reach the quality target (RCP)", false,
+      {"memory_per_accelerator_gb", "GB", "weights, gradients, optimizer states, activations and reserve", false,
+       false, [](P p) { return p.estimate.memory.total().value() / 1e9; }},
+      {"compute_efficiency", "1", "achieved fraction of peak at the per-accelerator micro-batch", false, true,
+       [](P p) { return p.estimate.step.compute_efficiency; }},
+      {"step_time_s", "s", "one training step, expected stragglers included", false, true,
+       [](P p) { return s(p.estimate.step.step); }},
+      {"compute_s", "s", "forward + backward compute per step on one accelerator", false, true,
+       [](P p) { return s(p.estimate.step.forward + p.estimate.step.backward); }},
+      {"tensor_parallel_s", "s", "tensor- and context-parallel communication per step, hidden or not", false, true,
+       [](P p) { return s(p.estimate.step.tensor_parallel); }},
+      {"comm_s", "s", "data-parallel collectives per step (gradients, parameter gathers), hidden or not", false,
+       true, [](P p) { return s(p.estimate.step.communication); }},
+      {"exposed_comm_s", "s", "communication compute did not hide, per step", false, true,
+       [](P p) { return s(p.estimate.step.exposed_communication); }},
+      {"bubble_s", "s", "pipeline fill and drain per step", false, true, [](P p) { return s(p.estimate.step.bubble); }},
+      {"straggler_s", "s", "expected wait for the slowest rank per step", false, true,
+       [](P p) { return s(p.estimate.step.straggler); }},
+      {"optimizer_s", "s", "optimizer update per step", false, true, [](P p) { return s(p.estimate.step.optimizer); }},
+      {"throughput_samples_per_s", "samples/s", "global batch / step time", false, true,
+       [](P p) { return static_cast<double>(p.estimate.global_batch) / s(p.estimate.step.step); }},
+      {"samples_to_converge", "samples", "expected samples to reach the quality target (RCP)", false, true,
        [](P p) { return p.estimate.convergence.mean_samples; }},
-      {"steps", "count", "expected training steps", false, [](P p) { return p.estimate.steps; }},
-      {"evaluations", "count", "expected timed evaluations", false,
+      {"steps", "count", "expected training steps", false, true, [](P p) { return p.estimate.steps; }},
+      {"evaluations", "count", "expected timed evaluations", false, true,
        [](P p) { return p.estimate.evaluation.evaluations; }},
-      {"eval_time_s", "s", "total time spent in evaluation", false,
-       [](P p) { return to_seconds(p.estimate.evaluation.total); }},
-      {"time_to_train_s", "s", "MLPerf time to train (run_start to run_stop)", false,
-       [](P p) { return to_seconds(p.estimate.time_to_train); }},
-      {"time_to_train_min", "min", "MLPerf time to train in minutes", false,
-       [](P p) { return to_seconds(p.estimate.time_to_train) / 60.0; }},
-      {"speedup", "1", "T_ref / T_N against the smallest N", false, [](P p) { return p.speedup; }},
-      {"e_prime", "1", "per-accelerator efficiency E' = (T_ref/T_N) / (N/N_ref)", false,
+      {"eval_time_s", "s", "total time in evaluation", false, true, [](P p) { return s(p.estimate.evaluation.total); }},
+      {"time_to_train_s", "s", "expected MLPerf time to train (run_start to run_stop)", false, true,
+       [](P p) { return s(p.estimate.time_to_train); }},
+      {"time_to_train_min", "min", "expected MLPerf time to train", false, true,
+       [](P p) { return minutes(p.estimate.time_to_train); }},
+      {"time_to_train_p10_min", "min", "10th percentile of the MLPerf score (olympic mean of the runs)", false, true,
+       [](P p) { return minutes(p.estimate.p10); }},
+      {"time_to_train_p50_min", "min", "median of the MLPerf score", false, true,
+       [](P p) { return minutes(p.estimate.p50); }},
+      {"time_to_train_p90_min", "min", "90th percentile of the MLPerf score", false, true,
+       [](P p) { return minutes(p.estimate.p90); }},
+      {"speedup", "1", "T_ref / T_N against the smallest N that fits", false, true, [](P p) { return p.speedup; }},
+      {"e_prime", "1", "per-accelerator efficiency E' = (T_ref/T_N) / (N/N_ref)", false, true,
        [](P p) { return p.e_prime; }},
+      {"loss_convergence", "1", "factor of 1/E' from more samples to converge than at the reference", false, true,
+       [](P p) { return p.loss_convergence; }},
+      {"loss_compute", "1", "factor of 1/E' from more accelerator compute per sample (small per-GPU batch)", false,
+       true, [](P p) { return p.loss_compute; }},
+      {"loss_step_overhead", "1", "factor of 1/E' from step time outside compute (comm, bubble, stragglers, optimizer)",
+       false, true, [](P p) { return p.loss_step_overhead; }},
+      {"loss_evaluation", "1", "factor of 1/E' from evaluation time that does not shrink with N", false, true,
+       [](P p) { return p.loss_evaluation; }},
   };
   return defs;
 }
@@ -61,9 +90,18 @@ output::Table scaling_table(const std::vector<ScalingPoint>& points) {
   output::Table t;
   for (const ColumnDef& d : column_defs()) {
     output::Column c{d.name, d.unit, d.description, d.integer, {}, {}};
-    for (const ScalingPoint& p : points) c.values.push_back(d.value(p));
+    for (const ScalingPoint& p : points) c.values.push_back(d.needs_ok && !p.estimate.ok() ? kNaN : d.value(p));
     t.columns.push_back(std::move(c));
   }
+  std::vector<std::string> layout, status, message;
+  for (const ScalingPoint& p : points) {
+    layout.push_back(p.estimate.status == "invalid_layout" ? "-" : p.estimate.layout.describe());
+    status.push_back(p.estimate.status);
+    message.push_back(p.estimate.message.empty() ? "-" : p.estimate.message);
+  }
+  t.columns.insert(t.columns.begin() + 4, output::text_column("layout", "parallel layout at this N", layout));
+  t.columns.push_back(output::text_column("status", "ok | out_of_memory | invalid_layout", status));
+  t.columns.push_back(output::text_column("message", "why a point has no time", message));
   return t;
 }
 
@@ -77,21 +115,33 @@ std::string console_table(const output::Table& t) {
   static const std::vector<Shown> shown = {
       {"accelerators", "N", "{:.0f}", 1},
       {"global_batch", "GBS", "{:.0f}", 1},
-      {"per_accelerator_batch", "batch/acc", "{:.3g}", 1},
+      {"layout", "layout", "", 1},
+      {"memory_per_accelerator_gb", "mem GB", "{:.1f}", 1},
       {"step_time_s", "step ms", "{:.2f}", 1e3},
-      {"compute_s", "compute ms", "{:.2f}", 1e3},
-      {"comm_s", "comm ms", "{:.2f}", 1e3},
-      {"exposed_comm_s", "exposed ms", "{:.2f}", 1e3},
+      {"compute_s", "compute", "{:.2f}", 1e3},
+      {"exposed_comm_s", "exp.comm", "{:.2f}", 1e3},
+      {"bubble_s", "bubble", "{:.2f}", 1e3},
+      {"straggler_s", "stragg", "{:.2f}", 1e3},
       {"time_to_train_min", "TTT min", "{:.3f}", 1},
-      {"speedup", "speedup", "{:.2f}", 1},
+      {"time_to_train_p10_min", "p10", "{:.3f}", 1},
+      {"time_to_train_p90_min", "p90", "{:.3f}", 1},
       {"e_prime", "E'", "{:.3f}", 1},
   };
+  const output::Column& status = t.column("status");
   std::vector<std::vector<std::string>> cells;
   std::vector<std::size_t> width;
-  for (const Shown& s : shown) {
-    std::vector<std::string> col{s.header};
-    const output::Column& c = t.column(s.column);
-    for (double v : c.values) col.push_back(fmt::format(fmt::runtime(s.format), v * s.scale));
+  for (const Shown& sh : shown) {
+    std::vector<std::string> col{sh.header};
+    const output::Column& c = t.column(sh.column);
+    for (std::size_t i = 0; i < t.rows(); ++i) {
+      if (c.is_text()) {
+        col.push_back(c.text[i]);
+      } else if (std::isnan(c.values[i])) {
+        col.push_back(status.text[i] == "ok" ? "-" : std::string(sh.column) == "step_time_s" ? status.text[i] : "-");
+      } else {
+        col.push_back(fmt::format(fmt::runtime(sh.format), c.values[i] * sh.scale));
+      }
+    }
     std::size_t w = 0;
     for (const auto& cell : col) w = std::max(w, cell.size());
     width.push_back(w);

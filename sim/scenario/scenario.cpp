@@ -1,7 +1,9 @@
 #include "sim/scenario/scenario.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
+#include <limits>
 
 #include "sim/core/sha256.hpp"
 
@@ -86,7 +88,8 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
   s.file_sha256 = sha256_hex(config::read_text_file(file));
   const config::ConfigNode root = config::load_file(file, overrides);
   if (!root.is_map()) root.fail("a scenario must be a mapping of keys such as name, workload, platform");
-  root.expect_only({"name", "description", "seed", "workload", "platform", "accelerators", "batch", "fidelity"});
+  root.expect_only({"name", "description", "seed", "workload", "platform", "accelerators", "batch", "fidelity",
+                    "parallelism", "samples"});
   s.resolved_yaml = root.dump();
   s.resolved_sha256 = sha256_hex(s.resolved_yaml);
 
@@ -122,23 +125,65 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
     if (!fid) f->fail("unknown fidelity '" + f->as_string() + "'", "valid: analytic, flow, chunk");
     s.fidelity = *fid;
   }
+  if (auto par = root.find("parallelism")) s.parallelism = models::parse_parallel_specs(*par);
+  if (auto k = root.find("samples")) {
+    const std::int64_t v = k->as_int();
+    if (v < 0 || v > 100000) k->fail("must be between 0 and 100000");
+    s.samples = static_cast<int>(v);
+  }
   const config::ConfigNode batch = root.at("batch");
   s.batch = parse_batch(batch);
   check_counts(s, list, batch);
+  // Every N must have a layout; a bad one is the input's fault, not a result.
+  const auto items = list.elements();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const int n = s.accelerators[i];
+    std::string why;
+    if (!models::resolve_layout(s.parallel_spec(n), s.platform.topology, n, s.batch.global_batch(n), why)) {
+      items[i].fail("no parallel layout: " + why, "set parallelism (tensor, context, pipeline, micro_batch) or the batch");
+    }
+  }
   return s;
+}
+
+models::ParallelSpec ScenarioSpec::parallel_spec(int n) const {
+  models::ParallelSpec p = workload.parallelism.for_accelerators(n);
+  p.merge_from(parallelism.for_accelerators(n));
+  return p;
 }
 
 std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec) {
   std::vector<ScalingPoint> out;
   for (int n : spec.accelerators) {
     ScalingPoint p;
-    p.estimate = models::estimate_training(spec.workload, spec.platform, n, spec.batch.global_batch(n), spec.fidelity);
+    p.estimate = models::estimate_training(spec.workload, spec.platform, n, spec.batch.global_batch(n),
+                                           spec.parallel_spec(n), spec.fidelity);
+    models::add_prediction_interval(p.estimate, spec.workload, spec.platform, spec.samples, spec.seed,
+                                    static_cast<std::uint64_t>(n));
     out.push_back(p);
   }
-  const auto& ref = out.front().estimate;
+  const auto ref = std::find_if(out.begin(), out.end(), [](const ScalingPoint& p) { return p.estimate.ok(); });
   for (auto& p : out) {
-    p.speedup = ref.time_to_train / p.estimate.time_to_train;
-    p.e_prime = p.speedup / (static_cast<double>(p.estimate.accelerators) / ref.accelerators);
+    if (ref == out.end() || !p.estimate.ok()) {
+      p.speedup = p.e_prime = std::numeric_limits<double>::quiet_NaN();
+      continue;
+    }
+    p.speedup = ref->estimate.time_to_train / p.estimate.time_to_train;
+    p.e_prime = p.speedup / (static_cast<double>(p.estimate.accelerators) / ref->estimate.accelerators);
+    const auto terms = [](const models::TrainingEstimate& e) {
+      const double compute = to_seconds(e.step.forward + e.step.backward);
+      const double step = to_seconds(e.step.step);
+      const double per_sample = e.accelerators * step / static_cast<double>(e.global_batch);
+      return std::array<double, 4>{e.convergence.mean_samples, e.accelerators * compute / e.global_batch,
+                                   step / compute,
+                                   1 + to_seconds(e.evaluation.total) * e.accelerators /
+                                           (e.convergence.mean_samples * per_sample)};
+    };
+    const auto a = terms(p.estimate), r = terms(ref->estimate);
+    p.loss_convergence = a[0] / r[0];
+    p.loss_compute = a[1] / r[1];
+    p.loss_step_overhead = a[2] / r[2];
+    p.loss_evaluation = a[3] / r[3];
   }
   return out;
 }

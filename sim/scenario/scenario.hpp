@@ -35,6 +35,11 @@ struct ScenarioSpec {
   std::vector<int> accelerators;  // ascending, unique
   BatchPolicy batch;
   models::Fidelity fidelity = models::Fidelity::analytic;  // of the collectives
+  models::ParallelSpecs parallelism;  // overrides of the workload's layouts
+  int samples = 100;                  // Monte Carlo replicates for the prediction interval
+
+  /// The layout spec at N: the workload's, then the scenario's overrides.
+  models::ParallelSpec parallel_spec(int accelerators) const;
 
   std::string file;             // as given on the command line
   std::string file_sha256;      // of the file's bytes
@@ -45,11 +50,18 @@ struct ScenarioSpec {
 ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Override>& overrides,
                            const models::Catalog& catalog);
 
-/// One row per accelerator count, with speedup and E' against the smallest count.
+/// One row per accelerator count, with speedup and E' against the smallest count that fits.
 struct ScalingPoint {
   models::TrainingEstimate estimate;
   double speedup = 1;
   double e_prime = 1;  // (T_ref / T_N) / (N / N_ref)
+  // Where E' goes, as factors relative to the reference whose product is 1 / E':
+  //   T N = S x (N C / GBS) x (step / C) x (1 + eval N / (S N step / GBS))
+  // with S samples to converge, C compute per step, step the step time: more samples to converge
+  // (larger batch), more accelerator-time per sample (smaller per-GPU batch, less efficient),
+  // more of the step outside compute (exposed communication, bubble, stragglers, optimizer), and
+  // evaluation that does not shrink with N.
+  double loss_convergence = 1, loss_compute = 1, loss_step_overhead = 1, loss_evaluation = 1;
 };
 
 std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec);

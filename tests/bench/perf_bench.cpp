@@ -82,8 +82,10 @@ BENCHMARK(BM_ChunkRing)->Arg(1024)->Unit(benchmark::kMillisecond);
 void BM_Step(benchmark::State& state, Fidelity fidelity) {
   const int n = static_cast<int>(state.range(0));
   const Workload& w = workload("bert");
+  std::string why;
+  const ParallelLayout lay = *resolve_layout(w.parallelism.all, dgx().topology, n, 4LL * n, why);
   for (auto _ : state) {
-    const StepResult r = simulate_step(w, dgx(), n, 4.0, fidelity);
+    const StepResult r = simulate_step(w, dgx(), lay, n, fidelity);
     benchmark::DoNotOptimize(r.step);
   }
   state.counters["peak_rss_MiB"] = peak_rss_mib();

@@ -21,27 +21,30 @@ TEST(Evaluation, IntervalsFollowTheMlperfRules) {
 }
 
 TEST(Evaluation, CountAndCostByHand) {
-  // Test workload: forward 2 TFLOP/sample -> 2 ms per sample at 1 PFLOP/s, efficiency 1.
-  // 1,000 evaluation samples on 8 accelerators: 125 each -> 250 ms, plus host time 1 s / 2 nodes.
-  // Every 100 samples; converging at 1,050 samples: 10.5 evaluations minus FLOOR(0.5 x 2 + 1) = 2.
+  // 1,000 evaluation samples over 8 data-parallel replicas: 125 each, in micro-batches of 4:
+  // 32 micro-batches of 2 ms forward = 64 ms; plus 0.5 s of fixed overhead and 1 s of host
+  // work shared by 2 nodes: 1.064 s each. Every 100 samples; converging at 1,050 samples: 10.5
+  // evaluations minus the FLOOR(0.5 x 2 + 1) = 2 skipped ones.
   Workload w = testing::two_layer_workload(0, 1);
   w.evaluation.timed = true;
   w.evaluation.samples = 1000;
   w.evaluation.interval_samples = 100;
   w.evaluation.skip_per_global_batch = 0.5;
   w.evaluation.skip_count = 1;
-  w.evaluation.host_time = seconds(1.0);
-  const ComputeModel compute{FlopsPerSecond(1e15), 1.0, 0.0};
-  const EvaluationCost c = evaluation_cost(w, compute, 8, 2, 4.0, 1050, 2);
+  w.evaluation.overhead = seconds(0.5);
+  w.evaluation.host_work = seconds(1.0);
+  const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
+  ASSERT_EQ(lay.micro_batch, 4);
+  const EvaluationCost c = evaluation_cost(w, lay, milliseconds(2), 2, 1050, 2);
   EXPECT_DOUBLE_EQ(c.evaluations, 8.5);
-  EXPECT_EQ(c.each.ps(), milliseconds(750).ps());
-  EXPECT_EQ(c.total.ps(), seconds(8.5 * 0.75).ps());
+  EXPECT_EQ(c.each.ps(), milliseconds(1064).ps());
+  EXPECT_EQ(c.total.ps(), seconds(8.5 * 1.064).ps());
 }
 
 TEST(Evaluation, UntimedEvaluationCostsNothing) {
   const Workload sd = shipped_workload("stable_diffusion");
-  const ComputeModel compute{FlopsPerSecond(1e15), 0.5, 1.0};
-  const EvaluationCost c = evaluation_cost(sd, compute, 8, 1, 32, 2e6, 256);
+  const EvaluationCost c =
+      evaluation_cost(sd, testing::layout(testing::simple_platform(), 8, 256), milliseconds(2), 1, 2e6, 256);
   EXPECT_EQ(c.evaluations, 0);
   EXPECT_EQ(c.total.ps(), 0);
 }

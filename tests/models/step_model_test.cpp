@@ -1,19 +1,24 @@
 #include <gtest/gtest.h>
 
+#include "models/collective/collective.hpp"
 #include "models/training/buckets.hpp"
 #include "models/training/step_model.hpp"
 #include "test_fixtures.hpp"
 
 namespace sp::models {
 
+using testing::layer;
+
 // Per sample each layer takes 1 ms forward and 2 ms backward on the test accelerator, so with
-// batch 1: forward 2 ms, backward 4 ms (second layer's backward first).
+// batch 1: forward 2 ms, backward 4 ms (second layer's backward first). Pure data parallel over
+// 8 ranks of one node, one sample each (global batch 8).
 
 TEST(StepModel, TinyGradientsHideBehindBackward) {
   // Only the second layer (backward first) has gradients: 1 parameter = 2 bytes, ready after
   // 2 ms of backward; its all-reduce (14 us + tiny) ends long before backward does at 4 ms.
   const Workload w = testing::two_layer_workload(0, 1);
-  const StepResult r = simulate_step(w, testing::simple_platform(), 8, 1.0);
+  const Platform p = testing::simple_platform();
+  const StepResult r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
   EXPECT_EQ(r.forward.ps(), milliseconds(2).ps());
   EXPECT_EQ(r.backward.ps(), milliseconds(4).ps());
   EXPECT_EQ(r.exposed_communication.ps(), 0);
@@ -30,7 +35,8 @@ TEST(StepModel, LargeGradientsAreExposedAsTheClosedFormSays) {
   // Step = forward 2 ms + 37.028 ms = 39.028 ms; exposed = 39.028 - 2 - 4 = 33.028 ms.
   Workload w = testing::two_layer_workload(500'000'000, 500'000'000);
   w.gradient_bucket = Bytes(1e9);
-  const StepResult r = simulate_step(w, testing::simple_platform(), 8, 1.0);
+  const Platform p = testing::simple_platform();
+  const StepResult r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
   const Duration c = seconds(14e-6 + 1.75 * 1e9 / 100e9);
   EXPECT_EQ(r.buckets, 2);
   EXPECT_EQ(r.communication.ps(), (c * 2).ps());
@@ -42,7 +48,8 @@ TEST(StepModel, OptimizerRunsAfterBackwardAndCommunication) {
   // 1000 trainable parameters x 1e6 B of traffic each = 1 GB at 1 TB/s = 1 ms of optimizer.
   Workload w = testing::two_layer_workload(0, 1000);
   w.optimizer_traffic_per_parameter = Bytes(1e6);
-  const StepResult r = simulate_step(w, testing::simple_platform(), 8, 1.0);
+  const Platform p = testing::simple_platform();
+  const StepResult r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
   EXPECT_EQ(r.optimizer.ps(), milliseconds(1).ps());
   EXPECT_EQ(r.step.ps(), milliseconds(7).ps());
 }
@@ -53,16 +60,95 @@ TEST(StepModel, ComputeScalesWithBatchAndEfficiency) {
   Workload w = testing::two_layer_workload(0, 1);
   w.efficiency_max = 0.5;
   w.half_efficiency_batch = 4;
-  const StepResult r = simulate_step(w, testing::simple_platform(), 8, 4.0);
+  const Platform p = testing::simple_platform();
+  const StepResult r = simulate_step(w, p, testing::layout(p, 8, 32), 8);
   EXPECT_EQ(r.forward.ps(), milliseconds(32).ps());
   EXPECT_EQ(r.backward.ps(), milliseconds(64).ps());
+}
+
+TEST(StepModel, RooflineTakesTheSlowerOfFlopsAndBytes) {
+  // 1e9 parameters of 2 B = 2 GB of weights read in the forward at 1 TB/s: 2 ms, more than the
+  // 1 ms of arithmetic; backward reads them twice: 4 ms against 2 ms. So forward 2 + 2 ms.
+  Workload w = testing::two_layer_workload(0, 1);
+  w.layers[0].parameters = 1'000'000'000;
+  const Platform p = testing::simple_platform();
+  const StepResult r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
+  EXPECT_EQ(r.forward.ps(), milliseconds(3).ps());
+  EXPECT_EQ(r.backward.ps(), milliseconds(6).ps());
+}
+
+TEST(StepModel, PipelineBubbleIsTheOneFOneBFraction) {
+  // 4 stages, 8 micro-batches of 1: (p - 1) / (m + p - 1) = 3 / 11 of the pipeline is bubble.
+  // Each stage holds a quarter of each layer: per micro-batch 0.5 ms forward, 1 ms backward.
+  const Workload w = testing::two_layer_workload(0, 1);
+  const Platform p = testing::simple_platform();
+  ParallelSpec pp;
+  pp.pipeline = 4;
+  pp.micro_batch = 1;
+  const ParallelLayout lay = testing::layout(p, 8, 16, pp);  // DP 2, 8 micro-batches each
+  ASSERT_EQ(lay.micro_batches, 8);
+  const StepResult r = simulate_step(w, p, lay, 8);
+  const Duration slot = microseconds(1500);
+  EXPECT_EQ(r.bubble.ps(), (slot * 3).ps());
+  EXPECT_NEAR(r.bubble / (slot * 11), 3.0 / 11.0, 1e-12);
+  EXPECT_EQ(r.forward.ps(), (microseconds(500) * 8).ps());
+}
+
+TEST(StepModel, StragglersCostSigmaTimesComputeTimesTheExpectedMaximum) {
+  // sigma 2 %, 8 ranks: E[max of 8 normals] = 1.4236; compute 6 ms -> 6 x 0.02 x 1.4236 ms.
+  const Workload w = testing::two_layer_workload(0, 1);
+  Platform p = testing::simple_platform();
+  p.compute_jitter = 0.02;
+  const StepResult r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
+  EXPECT_NEAR(to_seconds(r.straggler), 6e-3 * 0.02 * 1.4236, 1e-7);
+  EXPECT_EQ((r.step - r.straggler).ps(), milliseconds(6).ps());
+}
+
+TEST(StepModel, DistributedOptimizerMovesWhatAnAllReduceMoves) {
+  // ZeRO-1 replaces each all-reduce by a reduce-scatter, and gathers the parameters after the
+  // update: bytes over the bottleneck (p-1)/p n + (p-1)/p n = 2(p-1)/p n, the all-reduce's.
+  const Platform p = testing::simple_platform();
+  const Group g = packed_group(p.topology, 8);
+  const auto ar = cost_terms(p, g, CollectiveOp::all_reduce, Algorithm::ring, Protocol::simple);
+  const auto rs = cost_terms(p, g, CollectiveOp::reduce_scatter, Algorithm::ring, Protocol::simple);
+  const auto ag = cost_terms(p, g, CollectiveOp::all_gather, Algorithm::ring, Protocol::simple);
+  EXPECT_DOUBLE_EQ(rs->bandwidth[0].bytes_factor + ag->bandwidth[0].bytes_factor, ar->bandwidth[0].bytes_factor);
+  // And its optimizer touches 1/8 of the states: 1000 parameters x 1e6 B / 8 ranks = 125 us.
+  Workload w = testing::two_layer_workload(0, 1000);
+  w.optimizer_traffic_per_parameter = Bytes(1e6);
+  ParallelSpec zero;
+  zero.distributed_optimizer = Sharding::global;
+  const StepResult r = simulate_step(w, p, testing::layout(p, 8, 8, zero), 8);
+  EXPECT_EQ(r.optimizer.ps(), microseconds(125).ps());
+}
+
+TEST(StepModel, LoraMovesOnlyItsAdapterGradients) {
+  // Llama2-70B LoRA at TP4: each GPU reduces its quarter of the 44,564,480 adapter parameters in
+  // bf16: 44,564,480 x 2 B / 4 = 22,282,240 B per step, in one 25 MiB bucket; the frozen
+  // 69 B parameters (138 GB in bf16) never move.
+  const Workload w = testing::shipped_workload("llama2_70b_lora");
+  const Platform p = testing::shipped_platform("dgx_h100");
+  const ParallelLayout lay = testing::layout(p, 64, 8, w.parallelism.for_accelerators(64));
+  EXPECT_EQ(lay.describe(), "TP4 CP2 PP1 DP8 mb1 x1 ZeRO-1");
+  std::vector<LayerGroup> sharded = w.layers;
+  double bytes = 0;
+  for (LayerGroup& l : sharded) l.trainable_parameters /= 4;
+  for (const GradientBucket& b : make_buckets(sharded, std::vector<Duration>(sharded.size(), milliseconds(1)),
+                                              w.gradient_bytes_per_parameter, w.gradient_bucket)) {
+    bytes += b.bytes.value();
+  }
+  EXPECT_DOUBLE_EQ(bytes, 44'564'480.0 * 2 / 4);
+  const StepResult r = simulate_step(w, p, lay, 64);
+  EXPECT_EQ(r.buckets, 1);
+  // TP all-gathers and reduce-scatters run every layer: 80 layers x 8 per pass-pair.
+  EXPECT_GT(r.tensor_parallel.ps(), 0);
 }
 
 TEST(Buckets, SplitInsideLargeLayersAtTheCap) {
   // Backward order: "second" (2 ms, 300 B) then "first" (2 ms, 100 B); cap 150 B.
   // Bytes are produced uniformly: 150 B at 1 ms, 300 B at 2 ms, the last 100 B at 4 ms.
-  std::vector<LayerGroup> layers = {LayerGroup{"first", 1, 50, 50, Flops(0), Flops(0)},
-                                    LayerGroup{"second", 1, 150, 150, Flops(0), Flops(0)}};
+  std::vector<LayerGroup> layers = {layer("first", 1, 50, 50, Flops(0), Flops(0)),
+                                    layer("second", 1, 150, 150, Flops(0), Flops(0))};
   const auto b = make_buckets(layers, {milliseconds(2), milliseconds(2)}, Bytes(2), Bytes(150));
   ASSERT_EQ(b.size(), 3u);
   EXPECT_DOUBLE_EQ(b[0].bytes.value(), 150);
@@ -75,7 +161,7 @@ TEST(Buckets, SplitInsideLargeLayersAtTheCap) {
 TEST(Buckets, SmallLayersShareABucket) {
   // Three repeats of 10 B each (1 ms backward) in a 25 B bucket: the first bucket closes when
   // the third layer has produced half of its bytes (2.5 ms); 5 B remain for the end (3 ms).
-  std::vector<LayerGroup> layers = {LayerGroup{"block", 3, 5, 5, Flops(0), Flops(0)}};
+  std::vector<LayerGroup> layers = {layer("block", 3, 5, 5, Flops(0), Flops(0))};
   const auto b = make_buckets(layers, {milliseconds(1)}, Bytes(2), Bytes(25));
   ASSERT_EQ(b.size(), 2u);
   EXPECT_EQ(b[0].ready.ps(), seconds(2.5e-3).ps());
@@ -84,8 +170,8 @@ TEST(Buckets, SmallLayersShareABucket) {
 }
 
 TEST(Buckets, FrozenLayersProduceNothing) {
-  std::vector<LayerGroup> layers = {LayerGroup{"trainable", 1, 10, 10, Flops(0), Flops(0)},
-                                    LayerGroup{"frozen", 1, 1000, 0, Flops(0), Flops(0)}};
+  std::vector<LayerGroup> layers = {layer("trainable", 1, 10, 10, Flops(0), Flops(0)),
+                                    layer("frozen", 1, 1000, 0, Flops(0), Flops(0))};
   const auto b = make_buckets(layers, {milliseconds(1), milliseconds(5)}, Bytes(2), Bytes(1e6));
   ASSERT_EQ(b.size(), 1u);
   EXPECT_DOUBLE_EQ(b[0].bytes.value(), 20);

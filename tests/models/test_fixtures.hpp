@@ -3,10 +3,12 @@
 #pragma once
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 #include "models/catalog.hpp"
 #include "models/network/platform.hpp"
+#include "models/training/parallelism.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/config/loader.hpp"
 
@@ -49,6 +51,19 @@ inline Platform shipped_platform(const std::string& stem) {
       config::load_file(std::string(SP_SOURCE_DIR) + "/scenarios/platforms/" + stem + ".yaml"), c);
 }
 
+/// A layer group with only the fields the step model needs by hand (no activations, no TP).
+inline LayerGroup layer(std::string name, int repeat, std::int64_t params, std::int64_t trainable, Flops forward,
+                        Flops backward) {
+  LayerGroup l;
+  l.name = std::move(name);
+  l.repeat = repeat;
+  l.parameters = params;
+  l.trainable_parameters = trainable;
+  l.forward = forward;
+  l.backward = backward;
+  return l;
+}
+
 /// Two layers; efficiency 1 at any batch (half_efficiency_batch 0); no optimizer traffic.
 inline Workload two_layer_workload(std::int64_t trainable_first, std::int64_t trainable_second) {
   Workload w;
@@ -60,10 +75,21 @@ inline Workload two_layer_workload(std::int64_t trainable_first, std::int64_t tr
   w.efficiency_max = 1.0;
   w.half_efficiency_batch = 0.0;
   // 1 TFLOP forward and 2 TFLOP backward per sample each: 1 ms and 2 ms per sample at 1 PFLOP/s.
-  w.layers = {LayerGroup{"first", 1, trainable_first, trainable_first, Flops(1e12), Flops(2e12)},
-              LayerGroup{"second", 1, trainable_second, trainable_second, Flops(1e12), Flops(2e12)}};
+  w.layers = {layer("first", 1, trainable_first, trainable_first, Flops(1e12), Flops(2e12)),
+              layer("second", 1, trainable_second, trainable_second, Flops(1e12), Flops(2e12))};
   w.train_samples = 1000;
+  w.memory.weight_bytes_per_parameter = Bytes(2);
+  w.memory.optimizer_bytes_per_trainable_parameter = Bytes(12);
+  w.runs_per_result = 10;
   return w;
+}
+
+/// The layout of `spec` for N ranks and a global batch (fails the test when there is none).
+inline ParallelLayout layout(const Platform& p, int n, std::int64_t gbs, ParallelSpec spec = {}) {
+  std::string why;
+  const auto l = resolve_layout(spec, p.topology, n, gbs, why);
+  if (!l) throw std::invalid_argument(why);
+  return *l;
 }
 
 /// A workload shipped in models/workloads, by name.

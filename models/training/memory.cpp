@@ -1,0 +1,33 @@
+#include "models/training/memory.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace sp::models {
+
+std::string MemoryEstimate::describe() const {
+  const auto gb = [](Bytes b) { return b.value() / 1e9; };
+  return fmt::format("needs {:.1f} GB per accelerator (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
+                     "activations {:.1f}, reserved {:.1f}) of {:.1f} GB",
+                     gb(total()), gb(weights), gb(gradients), gb(optimizer), gb(activations), gb(reserved),
+                     gb(capacity));
+}
+
+MemoryEstimate estimate_memory(const Workload& w, const Accelerator& a, const ParallelLayout& l) {
+  MemoryEstimate m;
+  const double model_shard = 1.0 / (l.tp * l.pp);
+  const double trainable = static_cast<double>(w.trainable_parameters()) * model_shard;
+  m.weights = w.memory.weight_bytes_per_parameter * (static_cast<double>(w.total_parameters()) * model_shard);
+  m.gradients = w.gradient_bytes_per_parameter * trainable;
+  m.optimizer = w.memory.optimizer_bytes_per_trainable_parameter * (trainable / l.optimizer_shards);
+  Bytes per_sample;
+  for (const LayerGroup& g : w.layers) per_sample += g.activations * static_cast<double>(g.repeat);
+  const int in_flight = std::min(l.pp, l.micro_batches);
+  m.activations = per_sample * (static_cast<double>(l.micro_batch) * in_flight / (l.tp * l.cp * l.pp));
+  m.reserved = w.memory.reserved;
+  m.capacity = a.memory_capacity;
+  return m;
+}
+
+}  // namespace sp::models

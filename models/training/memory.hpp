@@ -1,0 +1,28 @@
+// Memory feasibility: what one accelerator holds for a layout, against its capacity. Weights and
+// gradients are split by tensor and pipeline parallelism; optimizer states also by the data- and
+// context-parallel group with the distributed optimizer (ZeRO-1); activations of the micro-batches
+// in flight (1F1B keeps up to p of them on the first stage) by tensor and context parallelism.
+#pragma once
+
+#include <string>
+
+#include "models/hardware/accelerator.hpp"
+#include "models/training/parallelism.hpp"
+#include "models/workloads/workload.hpp"
+#include "sim/core/units.hpp"
+
+namespace sp::models {
+
+struct MemoryEstimate {
+  Bytes weights, gradients, optimizer, activations, reserved;
+  Bytes capacity;
+
+  Bytes total() const { return weights + gradients + optimizer + activations + reserved; }
+  bool fits() const { return !(capacity < total()); }
+  /// "needs 412.3 GB per accelerator (weights 17.2, gradients ..., reserved 6.4) of 80.0 GB"
+  std::string describe() const;
+};
+
+MemoryEstimate estimate_memory(const Workload& w, const Accelerator& a, const ParallelLayout& layout);
+
+}  // namespace sp::models

@@ -1,0 +1,153 @@
+#include "models/training/parallelism.hpp"
+
+#include <fmt/format.h>
+
+namespace sp::models {
+
+const char* sharding_name(Sharding s) {
+  switch (s) {
+    case Sharding::none: return "none";
+    case Sharding::global: return "global";
+    case Sharding::within_node: return "within_node";
+  }
+  return "?";
+}
+
+void ParallelSpec::merge_from(const ParallelSpec& o) {
+  if (o.tensor) tensor = o.tensor;
+  if (o.context) context = o.context;
+  if (o.pipeline) pipeline = o.pipeline;
+  if (o.micro_batch) micro_batch = o.micro_batch;
+  if (o.distributed_optimizer) distributed_optimizer = o.distributed_optimizer;
+  if (o.overlap_tensor_parallel) overlap_tensor_parallel = o.overlap_tensor_parallel;
+}
+
+ParallelSpec ParallelSpecs::for_accelerators(int n) const {
+  ParallelSpec s = all;
+  if (auto it = by_accelerators.find(n); it != by_accelerators.end()) s.merge_from(it->second);
+  return s;
+}
+
+namespace {
+ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
+  if (allow_table) {
+    n.expect_only({"tensor", "context", "pipeline", "micro_batch", "distributed_optimizer", "overlap_tensor_parallel",
+                   "by_accelerators"});
+  } else {
+    n.expect_only({"tensor", "context", "pipeline", "micro_batch", "distributed_optimizer",
+                   "overlap_tensor_parallel"});
+  }
+  ParallelSpec s;
+  const auto count = [&](const char* key, std::optional<int>& out) {
+    if (auto v = n.find(key)) out = static_cast<int>(v->as_positive_int());
+  };
+  count("tensor", s.tensor);
+  count("context", s.context);
+  count("pipeline", s.pipeline);
+  count("micro_batch", s.micro_batch);
+  if (auto v = n.find("distributed_optimizer")) {
+    const std::string name = v->as_string();
+    if (name == "none") {
+      s.distributed_optimizer = Sharding::none;
+    } else if (name == "global") {
+      s.distributed_optimizer = Sharding::global;
+    } else if (name == "within_node") {
+      s.distributed_optimizer = Sharding::within_node;
+    } else {
+      v->fail("unknown sharding '" + name + "'", "valid: none, global, within_node");
+    }
+  }
+  if (auto v = n.find("overlap_tensor_parallel")) s.overlap_tensor_parallel = v->as_bool();
+  return s;
+}
+}  // namespace
+
+ParallelSpecs parse_parallel_specs(const config::ConfigNode& n) {
+  ParallelSpecs specs;
+  specs.all = parse_spec(n, true);
+  if (auto table = n.find("by_accelerators")) {
+    for (const auto& [key, value] : table->entries()) {
+      char* end = nullptr;
+      const long count = std::strtol(key.c_str(), &end, 10);
+      if (key.empty() || *end != '\0' || count < 1) value.fail("keys must be accelerator counts, got '" + key + "'");
+      specs.by_accelerators[static_cast<int>(count)] = parse_spec(value, false);
+    }
+  }
+  return specs;
+}
+
+Group strided_group(const Topology& topo, int stride, int size) {
+  Group g;
+  int below = 1;  // accelerators per unit of the tier below
+  int left = size;
+  for (std::size_t t = 0; t < topo.tiers.size(); ++t) {
+    const bool last = t + 1 == topo.tiers.size() || topo.tiers[t].size == 0;
+    const int unit = below * (last ? 1 : topo.tiers[t].size);  // accelerators per unit of tier t
+    int here;
+    if (last) {
+      here = left;
+    } else {
+      // Members inside one unit of tier t, given those already inside one unit of tier t-1.
+      const int span_members = stride >= unit ? 1 : unit / stride;
+      const int done = size / left;
+      here = std::max(1, std::min(left, span_members / std::max(1, done)));
+    }
+    g.fan_out.push_back(here);
+    left /= here;
+    below = unit;
+  }
+  return g;
+}
+
+std::string ParallelLayout::describe() const {
+  return fmt::format("TP{} CP{} PP{} DP{} mb{} x{}{}", tp, cp, pp, dp, micro_batch, micro_batches,
+                     sharding == Sharding::global ? " ZeRO-1" : sharding == Sharding::within_node ? " ZeRO-1/node" : "");
+}
+
+std::optional<ParallelLayout> resolve_layout(const ParallelSpec& s, const Topology& topo, int n,
+                                             std::int64_t gbs, std::string& why) {
+  ParallelLayout l;
+  l.tp = s.tensor.value_or(1);
+  l.cp = s.context.value_or(1);
+  l.pp = s.pipeline.value_or(1);
+  l.sharding = s.distributed_optimizer.value_or(Sharding::none);
+  l.overlap_tensor_parallel = s.overlap_tensor_parallel.value_or(true);
+  const int model = l.tp * l.cp * l.pp;
+  if (n % model != 0) {
+    why = fmt::format("{} accelerators cannot hold TP{} x CP{} x PP{} = {}", n, l.tp, l.cp, l.pp, model);
+    return std::nullopt;
+  }
+  l.dp = n / model;
+  if (gbs % l.dp != 0) {
+    why = fmt::format("the global batch {} does not split over {} data-parallel ranks", gbs, l.dp);
+    return std::nullopt;
+  }
+  const std::int64_t per_rank = gbs / l.dp;
+  l.micro_batch = s.micro_batch.value_or(static_cast<int>(per_rank));
+  if (per_rank % l.micro_batch != 0) {
+    why = fmt::format("{} samples per data-parallel rank are not whole micro-batches of {}", per_rank, l.micro_batch);
+    return std::nullopt;
+  }
+  l.micro_batches = static_cast<int>(per_rank / l.micro_batch);
+  const int node = topo.tiers.front().size;
+  if (l.tp > node) {
+    why = fmt::format("TP{} spans more than one {}-accelerator scale-up domain", l.tp, node);
+    return std::nullopt;
+  }
+  l.tp_group = strided_group(topo, 1, l.tp);
+  l.cp_group = strided_group(topo, l.tp, l.cp);
+  l.grad_group = strided_group(topo, l.tp, l.cp * l.dp);
+  l.grad_inside = l.grad_group;
+  l.grad_across = l.grad_group;
+  for (std::size_t t = 0; t < l.grad_group.fan_out.size(); ++t) {
+    const bool outer = t + 1 == l.grad_group.fan_out.size();
+    (outer ? l.grad_inside : l.grad_across).fan_out[t] = 1;
+  }
+  l.optimizer_shards = l.sharding == Sharding::global        ? l.grad_group.ranks()
+                       : l.sharding == Sharding::within_node ? l.grad_inside.ranks()
+                                                             : 1;
+  l.pp_peer_stride = l.tp * l.cp * l.dp;
+  return l;
+}
+
+}  // namespace sp::models

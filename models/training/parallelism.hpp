@@ -1,0 +1,69 @@
+// How a training job is laid out on its accelerators: tensor (TP, with sequence parallelism),
+// context (CP), pipeline (PP) and data (DP) parallel sizes, the micro-batch, the distributed
+// optimizer (ZeRO-1) and whether tensor-parallel communication overlaps compute. Workload files
+// give the layouts the v4.1 submissions used; a scenario can override any field, for every N or
+// for one N. Ranks are ordered TP, CP, DP, PP (Megatron's default), TP innermost.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "models/network/topology.hpp"
+#include "sim/config/config_node.hpp"
+
+namespace sp::models {
+
+/// Where the distributed optimizer shards its states: nowhere (plain data parallel, gradients
+/// all-reduced), over the whole data-parallel group (Megatron's distributed optimizer, ZeRO-1:
+/// reduce-scatter, update a shard, all-gather), or within each node (apex's distributed
+/// optimizers as NVIDIA ran BERT and Stable Diffusion: reduce-scatter inside the node,
+/// all-reduce of the shard across nodes, all-gather inside).
+enum class Sharding { none, global, within_node };
+const char* sharding_name(Sharding s);
+
+/// Fields left unset inherit from the layer below (workload default < workload per-N <
+/// scenario default < scenario per-N).
+struct ParallelSpec {
+  std::optional<int> tensor, context, pipeline, micro_batch;
+  std::optional<Sharding> distributed_optimizer;
+  std::optional<bool> overlap_tensor_parallel;
+
+  void merge_from(const ParallelSpec& over);
+};
+
+struct ParallelSpecs {
+  ParallelSpec all;
+  std::map<int, ParallelSpec> by_accelerators;
+
+  ParallelSpec for_accelerators(int n) const;
+};
+
+/// Parses {tensor, context, pipeline, micro_batch, distributed_optimizer,
+/// overlap_tensor_parallel, by_accelerators: {N: {...}}}.
+ParallelSpecs parse_parallel_specs(const config::ConfigNode& node);
+
+/// A resolved layout for N accelerators and a global batch.
+struct ParallelLayout {
+  int tp = 1, cp = 1, pp = 1, dp = 1;
+  int micro_batch = 1;     // samples per micro-batch per data-parallel rank
+  int micro_batches = 1;   // per step per data-parallel rank (gradient accumulation)
+  Sharding sharding = Sharding::none;
+  bool overlap_tensor_parallel = true;
+
+  Group tp_group, cp_group, grad_group;  // grad_group: DP x CP, where gradients are reduced
+  Group grad_inside, grad_across;        // grad_group's part inside one node, and across nodes
+  int optimizer_shards = 1;              // ranks sharing one copy of the optimizer states
+  int pp_peer_stride = 0;                // ranks between pipeline neighbours
+
+  std::string describe() const;  // "TP4 CP2 PP1 DP128 mb1 x1 ZeRO-1"
+};
+
+/// Resolves `spec` for N and the global batch; nullopt with `why` when it cannot be laid out.
+std::optional<ParallelLayout> resolve_layout(const ParallelSpec& spec, const Topology& topo, int accelerators,
+                                             std::int64_t global_batch, std::string& why);
+
+/// The group of `size` ranks spaced `stride` apart (ranks 0, s, 2s, ...), as fan-outs per tier.
+Group strided_group(const Topology& topo, int stride, int size);
+
+}  // namespace sp::models

@@ -1,0 +1,79 @@
+#include "sim/scenario/break_even.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace sp {
+
+std::vector<BreakEven> break_even_points(const std::vector<int>& n_in, const std::vector<double>& t_in,
+                                         const BreakEvenOptions& o) {
+  std::vector<int> n;
+  std::vector<double> t;
+  for (std::size_t i = 0; i < n_in.size(); ++i) {
+    if (std::isfinite(t_in[i]) && t_in[i] > 0) {
+      n.push_back(n_in[i]);
+      t.push_back(t_in[i]);
+    }
+  }
+  BreakEven eff{"efficiency", fmt::format("largest N with E' >= {}", o.efficiency_threshold), std::nullopt};
+  BreakEven dbl{"doubling", fmt::format("first N where doubling buys < {}x", o.doubling_speedup), std::nullopt};
+  BreakEven knee{"knee", "knee of log T vs log N", std::nullopt};
+  BreakEven cost{"time_x_gpu_hours", "N minimising N x T^2", std::nullopt};
+  if (n.empty()) return {eff, dbl, knee, cost};
+
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    const double e_prime = (t[0] / t[i]) / (static_cast<double>(n[i]) / n[0]);
+    if (e_prime >= o.efficiency_threshold) eff.accelerators = n[i];
+  }
+  for (std::size_t i = 0; i + 1 < n.size(); ++i) {
+    const double doublings = std::log2(static_cast<double>(n[i + 1]) / n[i]);
+    const double per_doubling = std::pow(t[i] / t[i + 1], 1.0 / doublings);
+    if (per_doubling < o.doubling_speedup) {
+      dbl.accelerators = n[i];
+      break;
+    }
+  }
+  if (n.size() >= 3) {
+    // Scale log N and log T to [0, 1]; the curve falls, so measure how far each point lies below
+    // the chord from the first to the last point.
+    const double x0 = std::log(n.front()), x1 = std::log(n.back());
+    double ymin = std::log(t[0]), ymax = ymin;
+    for (double v : t) {
+      ymin = std::min(ymin, std::log(v));
+      ymax = std::max(ymax, std::log(v));
+    }
+    double best = 0;
+    for (std::size_t i = 1; i + 1 < n.size(); ++i) {
+      const double x = (std::log(n[i]) - x0) / (x1 - x0);
+      const double y = ymax > ymin ? (std::log(t[i]) - ymin) / (ymax - ymin) : 0;
+      const double chord = (std::log(t[0]) - ymin) / (ymax - ymin) +
+                           x * ((std::log(t.back()) - std::log(t[0])) / (ymax - ymin));
+      const double below = chord - y;
+      if (below > best) {
+        best = below;
+        knee.accelerators = n[i];
+      }
+    }
+  }
+  double best_cost = 0;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    const double c = n[i] * t[i] * t[i];
+    if (!cost.accelerators || c < best_cost) {
+      best_cost = c;
+      cost.accelerators = n[i];
+    }
+  }
+  return {eff, dbl, knee, cost};
+}
+
+std::string describe(const std::vector<BreakEven>& points) {
+  std::string out;
+  for (const BreakEven& b : points) {
+    out += fmt::format("  {:<17} {:<42} {}\n", b.name, b.definition,
+                       b.accelerators ? fmt::format("N = {}", *b.accelerators) : std::string("not reached"));
+  }
+  return out;
+}
+
+}  // namespace sp

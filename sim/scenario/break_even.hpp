@@ -1,0 +1,36 @@
+// The efficiency break-even point of a scaling curve, under several named definitions that are
+// reported side by side (DESIGN.md): where per-accelerator efficiency collapses while the time
+// to train still falls.
+//  - efficiency: the largest N whose E' is still at least a threshold (default 0.5);
+//  - doubling: the first N from which doubling the accelerators buys less than a given speedup
+//    (default 1.1x per doubling; uneven steps are converted to a per-doubling rate);
+//  - knee: the knee of log T against log N (the point farthest below the chord joining the
+//    curve's ends, after scaling both axes to [0, 1]: Kneedle);
+//  - time_x_gpu_hours: the N that minimises time x GPU-hours = N x T^2.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sp {
+
+struct BreakEven {
+  std::string name;
+  std::string definition;
+  std::optional<int> accelerators;  // none when the curve never meets the definition
+};
+
+struct BreakEvenOptions {
+  double efficiency_threshold = 0.5;
+  double doubling_speedup = 1.1;
+};
+
+/// `n` ascending, `time` the time to train at each (NaN for points without one, skipped).
+std::vector<BreakEven> break_even_points(const std::vector<int>& n, const std::vector<double>& time,
+                                         const BreakEvenOptions& options = {});
+
+/// "efficiency (E' >= 0.5): 256 | doubling (< 1.1x per doubling): 512 | ..."
+std::string describe(const std::vector<BreakEven>& points);
+
+}  // namespace sp

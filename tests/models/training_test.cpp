@@ -1,0 +1,145 @@
+// Stragglers, memory feasibility, parallel layouts and the Monte Carlo score, each against a
+// hand-computed case or a brute-force count.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "models/training/memory.hpp"
+#include "models/training/stragglers.hpp"
+#include "models/training/time_to_train.hpp"
+#include "test_fixtures.hpp"
+
+namespace sp::models {
+
+TEST(Stragglers, NormalQuantileAndCdf) {
+  EXPECT_NEAR(normal_quantile(0.975), 1.959963984540054, 1e-12);
+  EXPECT_NEAR(normal_quantile(0.001), -3.090232306167813, 1e-12);
+  EXPECT_NEAR(normal_quantile(1e-10), -6.361340902404056, 1e-10);
+  EXPECT_NEAR(normal_cdf(1.0), 0.8413447460685429, 1e-14);
+  EXPECT_NEAR(normal_cdf(-4.0), 3.167124183311998e-05, 1e-17);
+}
+
+TEST(Stragglers, ExpectedMaximumMatchesClosedFormsAndBruteForce) {
+  // Two draws: E = 1/sqrt(pi), Var = 1 - 1/pi.
+  EXPECT_NEAR(max_of_normals(2).mean, 1 / std::sqrt(M_PI), 1e-6);
+  EXPECT_NEAR(max_of_normals(2).variance, 1 - 1 / M_PI, 1e-6);
+  // Brute force: the mean of the maximum of n explicit draws, 50,000 times.
+  for (int n : {4, 16, 64}) {
+    RngStream r(7, static_cast<std::uint64_t>(n), "brute");
+    double sum = 0, sum2 = 0;
+    const int trials = 50000;
+    for (int k = 0; k < trials; ++k) {
+      double m = -1e300;
+      for (int i = 0; i < n; ++i) m = std::max(m, r.normal(0, 1));
+      sum += m;
+      sum2 += m * m;
+    }
+    const double mean = sum / trials;
+    const MaxMoments mm = max_of_normals(n);
+    EXPECT_NEAR(mm.mean, mean, 0.01) << n;  // ~5 standard errors
+    EXPECT_NEAR(mm.variance, sum2 / trials - mean * mean, 0.02) << n;
+  }
+}
+
+TEST(Stragglers, OrderStatisticSamplerHasTheBruteForceDistribution) {
+  // Quantiles of the maximum of 32 draws: sampled directly vs drawn 32 at a time.
+  const int n = 32, trials = 40000;
+  RngStream direct(3, 0, "direct"), brute(3, 0, "brute");
+  std::vector<double> a, b;
+  for (int k = 0; k < trials; ++k) {
+    a.push_back(sample_max_of_normals(direct, n));
+    double m = -1e300;
+    for (int i = 0; i < n; ++i) m = std::max(m, brute.normal(0, 1));
+    b.push_back(m);
+  }
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  for (double q : {0.1, 0.25, 0.5, 0.75, 0.9}) {
+    const auto i = static_cast<std::size_t>(q * trials);
+    EXPECT_NEAR(a[i], b[i], 0.03) << q;
+  }
+}
+
+TEST(Memory, FullSeventyBFineTuneDoesNotFitOnEightH100) {
+  // Llama2-70B with every parameter trainable at TP4 x DP2: per GPU 69.0 B / 4 parameters:
+  // weights 1 B each 17.2 GB, gradients 2 B 34.5 GB, fp32 master + Adam 12 B / 2 (ZeRO-1 over
+  // DP2) 103.5 GB: far beyond 80 GB.
+  Workload w = testing::shipped_workload("llama2_70b_lora");
+  for (LayerGroup& l : w.layers) l.trainable_parameters = l.parameters;
+  const Platform p = testing::shipped_platform("dgx_h100");
+  const TrainingEstimate e = estimate_training(w, p, 8, 8, w.parallelism.for_accelerators(8));
+  EXPECT_EQ(e.status, "out_of_memory");
+  EXPECT_NEAR(e.memory.weights.value(), 68'976'648'192.0 / 4, 1);
+  EXPECT_NEAR(e.memory.gradients.value(), 68'976'648'192.0 * 2 / 4, 1);
+  EXPECT_NEAR(e.memory.optimizer.value(), 68'976'648'192.0 * 12 / 4 / 2, 1);
+  EXPECT_NE(e.message.find("of 80.0 GB"), std::string::npos) << e.message;
+  // The LoRA fine-tune fits.
+  const Workload lora = testing::shipped_workload("llama2_70b_lora");
+  EXPECT_EQ(estimate_training(lora, p, 8, 8, lora.parallelism.for_accelerators(8)).status, "ok");
+}
+
+TEST(Memory, ActivationsOfTheMicroBatchesInFlight) {
+  // Two layers of 1 GB activations per sample, micro-batch 2, 4 pipeline stages and 8
+  // micro-batches: 1F1B keeps 4 in flight on the first stage, each stage holds a quarter of the
+  // layers: 2 GB x 2 samples x 4 / 4 = 4 GB.
+  Workload w = testing::two_layer_workload(0, 1);
+  for (LayerGroup& l : w.layers) l.activations = Bytes(1e9);
+  ParallelSpec pp;
+  pp.pipeline = 4;
+  pp.micro_batch = 2;
+  const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32, pp);
+  EXPECT_EQ(lay.micro_batches, 8);
+  EXPECT_DOUBLE_EQ(estimate_memory(w, testing::simple_platform().accelerator, lay).activations.value(), 4e9);
+}
+
+TEST(Parallelism, GroupsFollowTheRankOrder) {
+  const Platform p = testing::shipped_platform("dgx_h100");
+  ParallelSpec s;
+  s.tensor = 4;
+  s.context = 2;
+  s.micro_batch = 1;
+  const ParallelLayout l = testing::layout(p, 1024, 128, s);
+  EXPECT_EQ(l.dp, 128);
+  EXPECT_EQ(l.tp_group.fan_out, (std::vector<int>{4, 1}));    // inside one node
+  EXPECT_EQ(l.cp_group.fan_out, (std::vector<int>{2, 1}));    // the other half of the node
+  EXPECT_EQ(l.grad_group.fan_out, (std::vector<int>{2, 128}));  // CP pair x one rank per node
+  EXPECT_EQ(l.grad_inside.fan_out, (std::vector<int>{2, 1}));
+  EXPECT_EQ(l.grad_across.fan_out, (std::vector<int>{1, 128}));
+  std::string why;
+  s.tensor = 16;
+  EXPECT_FALSE(resolve_layout(s, p.topology, 1024, 128, why));
+  EXPECT_EQ(why, "TP16 spans more than one 8-accelerator scale-up domain");
+  s.tensor = 3;
+  EXPECT_FALSE(resolve_layout(s, p.topology, 1024, 128, why));
+  EXPECT_EQ(why, "1024 accelerators cannot hold TP3 x CP2 x PP1 = 6");
+  s.tensor = 4;
+  EXPECT_FALSE(resolve_layout(s, p.topology, 1024, 100, why));
+  EXPECT_EQ(why, "the global batch 100 does not split over 128 data-parallel ranks");
+}
+
+TEST(Score, OlympicMeanDropsTheFastestAndSlowest) {
+  EXPECT_DOUBLE_EQ(olympic_mean({5, 1, 3, 100, 4}), 4.0);  // mean of 3, 4, 5
+  EXPECT_DOUBLE_EQ(olympic_mean({2, 4}), 3.0);
+}
+
+TEST(Score, PredictionIntervalsAreOrderedAndReproducible) {
+  const Workload w = testing::shipped_workload("bert");
+  const Platform p = testing::shipped_platform("dgx_h100");
+  TrainingEstimate a = estimate_training(w, p, 64, 4608, w.parallelism.for_accelerators(64));
+  TrainingEstimate b = a;
+  add_prediction_interval(a, w, p, 200, 1, 64);
+  add_prediction_interval(b, w, p, 200, 1, 64);
+  EXPECT_EQ(a.p10, b.p10);
+  EXPECT_EQ(a.p90, b.p90);
+  EXPECT_LT(a.p10, a.p50);
+  EXPECT_LT(a.p50, a.p90);
+  // The median score sits near the expected time (convergence spread is symmetric).
+  EXPECT_NEAR(a.p50 / a.time_to_train, 1.0, 0.02);
+  // BERT's RCP spread at GBS 4608 is 4.7 % per run; the olympic mean of 10 runs narrows it to
+  // about 1.6 %: p90 / p10 ~ 1 + 2 x 1.28 x 1.6 %.
+  EXPECT_NEAR(a.p90 / a.p10, 1.04, 0.02);
+}
+
+}  // namespace sp::models

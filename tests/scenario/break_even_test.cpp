@@ -1,0 +1,62 @@
+// Each break-even definition on a hand-made scaling curve.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim/scenario/break_even.hpp"
+
+namespace sp {
+
+namespace {
+std::optional<int> point(const std::vector<BreakEven>& b, const std::string& name) {
+  for (const auto& x : b) {
+    if (x.name == name) return x.accelerators;
+  }
+  ADD_FAILURE() << "no definition " << name;
+  return std::nullopt;
+}
+}  // namespace
+
+// Time to train: linear to 64 (T halves per doubling), then each doubling buys 1.25x, 1.05x, and
+// the last one makes it slower.
+//   N      8    16    32    64   128    256    512   1024
+//   T    128    64    32    16  12.8  12.19   12.0  12.5
+// E' = (128/T)/(N/8): 1, 1, 1, 1, 0.625, 0.328, 0.167, 0.08
+const std::vector<int> kN = {8, 16, 32, 64, 128, 256, 512, 1024};
+const std::vector<double> kT = {128, 64, 32, 16, 12.8, 12.8 / 1.05, 12.0, 12.5};
+
+TEST(BreakEven, EfficiencyThreshold) {
+  const auto b = break_even_points(kN, kT);
+  EXPECT_EQ(point(b, "efficiency"), 128);  // last N with E' >= 0.5
+  EXPECT_EQ(point(break_even_points(kN, kT, {0.3, 1.1}), "efficiency"), 256);
+}
+
+TEST(BreakEven, DoublingBuysLessThanTheMinimum) {
+  // 16 -> 12.8 is 1.25x (enough), 12.8 -> 12.19 is 1.05x (< 1.1): the point is 128.
+  EXPECT_EQ(point(break_even_points(kN, kT), "doubling"), 128);
+  // Uneven steps are converted per doubling: 8 -> 32 (two doublings) at 1.2x overall is 1.095x
+  // per doubling.
+  EXPECT_EQ(point(break_even_points({8, 32, 64}, {10, 10 / 1.2, 1}), "doubling"), 8);
+}
+
+TEST(BreakEven, KneeOfTheLogLogCurve) {
+  // log T falls on a straight line to 64 and then flattens: the knee is where the slope breaks.
+  EXPECT_EQ(point(break_even_points(kN, kT), "knee"), 64);
+}
+
+TEST(BreakEven, TimeTimesGpuHours) {
+  // N T^2: 131072, 65536, 32768, 16384, 20971, 38059, 73728, 160000 -> 64.
+  EXPECT_EQ(point(break_even_points(kN, kT), "time_x_gpu_hours"), 64);
+}
+
+TEST(BreakEven, PointsWithoutATimeAreSkipped) {
+  std::vector<double> t = kT;
+  t[0] = std::nan("");  // e.g. out of memory at 8: the reference becomes 16
+  const auto b = break_even_points(kN, t);
+  EXPECT_EQ(point(b, "efficiency"), 128);  // (64/12.8)/(128/16) = 0.625
+  const auto none = break_even_points({8, 16}, {10, 5});
+  EXPECT_EQ(point(none, "doubling"), std::nullopt);
+  EXPECT_NE(describe(none).find("not reached"), std::string::npos);
+}
+
+}  // namespace sp
