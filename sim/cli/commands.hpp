@@ -2,6 +2,7 @@
 // to exit codes.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,5 +41,15 @@ struct CollectiveOptions {
 
 /// `scalepoint collective`: nccl-tests-style table, or --validate against published results.
 int collective_command(const CollectiveOptions& options);
+
+struct AnalyzeOptions {
+  std::string data;
+  std::string out_dir;
+  std::optional<int> k;
+  std::uint64_t seed = 1;
+};
+
+/// `scalepoint analyze`: the seed study's efficiency analysis of published MLPerf times.
+int analyze_command(const AnalyzeOptions& options);
 
 }  // namespace sp::cli

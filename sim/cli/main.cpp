@@ -46,6 +46,15 @@ int main(int argc, char** argv) {
                        "compare with published measurements (e.g. calibration/data/nccl_published.csv)");
   coll_cmd->add_option("--out,-o", coll.out_dir, "folder for the validation table and plot (default results/validation)");
 
+  sp::cli::AnalyzeOptions analyze;
+  CLI::App* analyze_cmd =
+      app.add_subcommand("analyze", "speedup, E', K-means clusters and equilibrium points of published MLPerf times");
+  analyze_cmd->add_option("--data", analyze.data, "MLPerf results CSV (e.g. calibration/data/mlperf/results_v4.1.csv)")
+      ->required();
+  analyze_cmd->add_option("--out,-o", analyze.out_dir, "output folder (default results/analysis)");
+  analyze_cmd->add_option("--k", analyze.k, "clusters per benchmark (default: chosen by silhouette)");
+  analyze_cmd->add_option("--seed", analyze.seed, "seed of the K-means restarts")->capture_default_str();
+
   std::string list_what;
   CLI::App* list_cmd = app.add_subcommand("list", "list the accelerators or workloads in the catalog");
   list_cmd->add_option("what", list_what, "accelerators | workloads | platforms")
@@ -73,6 +82,7 @@ int main(int argc, char** argv) {
     }
     if (list_cmd->parsed()) return sp::cli::list_command(list_what);
     if (coll_cmd->parsed()) return sp::cli::collective_command(coll);
+    if (analyze_cmd->parsed()) return sp::cli::analyze_command(analyze);
   } catch (const sp::InputError& e) {
     std::fprintf(stderr, "scalepoint: error: %s\n", e.what());
     return 2;

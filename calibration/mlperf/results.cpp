@@ -1,0 +1,44 @@
+#include "calibration/mlperf/results.hpp"
+
+#include <algorithm>
+
+namespace sp::calibration {
+
+std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
+  std::vector<MlperfResult> out;
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    MlperfResult r;
+    r.row = i;
+    r.line = t.line(i);
+    r.benchmark = t.cell(i, "benchmark");
+    r.accelerator = t.cell(i, "accelerator");
+    if (t.has_column("submitter")) r.submitter = t.cell(i, "submitter");
+    if (t.has_column("system_name")) r.system_name = t.cell(i, "system_name");
+    const auto count = [&](const char* column) {
+      const auto v = t.integer(i, column);
+      if (!v || *v < 1) t.fail(i, column, "needs a count of at least 1");
+      return static_cast<int>(*v);
+    };
+    r.accelerators_per_node = count("accelerators_per_node");
+    r.nodes = count("nodes");
+    r.accelerators = count("accelerators_total");
+    if (t.has_column("time_to_train_min")) {
+      r.time_to_train_min = t.number(i, "time_to_train_min");
+      if (r.time_to_train_min && !(*r.time_to_train_min > 0)) t.fail(i, "time_to_train_min", "must be positive");
+    }
+    r.global_batch = t.integer(i, "global_batch_size");
+    if (r.global_batch && *r.global_batch < 1) t.fail(i, "global_batch_size", "must be at least 1");
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<std::string> benchmarks(const std::vector<MlperfResult>& results) {
+  std::vector<std::string> names;
+  for (const auto& r : results) {
+    if (std::find(names.begin(), names.end(), r.benchmark) == names.end()) names.push_back(r.benchmark);
+  }
+  return names;
+}
+
+}  // namespace sp::calibration

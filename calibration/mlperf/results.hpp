@@ -1,0 +1,31 @@
+// MLPerf Training results tables (calibration/data/mlperf/results_v4.1.csv and files with the
+// same columns): one row per system and benchmark.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/config/csv.hpp"
+
+namespace sp::calibration {
+
+struct MlperfResult {
+  std::size_t row = 0;  // data row in the file (0-based)
+  int line = 0;         // line in the file
+  std::string benchmark, submitter, system_name, accelerator;
+  int accelerators_per_node = 0;
+  int nodes = 0;
+  int accelerators = 0;  // accelerators_total
+  std::optional<double> time_to_train_min;
+  std::optional<std::int64_t> global_batch;
+};
+
+/// Reads the columns scalepoint needs; the others stay in `table` for callers that carry them.
+std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& table);
+
+/// The benchmark names in first-seen order.
+std::vector<std::string> benchmarks(const std::vector<MlperfResult>& results);
+
+}  // namespace sp::calibration
