@@ -83,6 +83,25 @@ T find_by_name(const std::vector<T>& items, const config::ConfigNode& where, con
 }
 }  // namespace
 
+std::optional<Accelerator> Catalog::find_accelerator(const std::string& name) const {
+  const std::string key = normalize_name(name);
+  for (const Accelerator& a : accelerators()) {
+    if (normalize_name(a.name) == key) return a;
+    for (const auto& alias : a.aliases) {
+      if (normalize_name(alias) == key) return a;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Workload> Catalog::find_workload(const std::string& name) const {
+  const std::string key = normalize_name(name);
+  for (const Workload& w : workloads()) {
+    if (normalize_name(w.name) == key || normalize_name(w.mlperf_benchmark) == key) return w;
+  }
+  return std::nullopt;
+}
+
 Accelerator Catalog::accelerator(const config::ConfigNode& where) const {
   return find_by_name(accelerators(), where, "accelerator", [](const Accelerator& a) {
     std::vector<std::string> names = a.aliases;

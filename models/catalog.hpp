@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ class Catalog {
   Accelerator accelerator(const config::ConfigNode& where) const;
   /// The workload whose name matches `name` (given at config key `where`).
   Workload workload(const config::ConfigNode& where) const;
+
+  /// The same by plain name (nullopt when unknown), for inputs that are not YAML (CSV rows).
+  std::optional<Accelerator> find_accelerator(const std::string& name) const;
+  std::optional<Workload> find_workload(const std::string& name) const;
 
   /// Every accelerator file, parsed, in file-name order.
   std::vector<Accelerator> accelerators() const;

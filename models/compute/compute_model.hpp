@@ -4,6 +4,9 @@
 //   efficiency(b) = efficiency_max * b / (b + half_efficiency_batch)
 #pragma once
 
+#include <algorithm>
+
+#include "models/hardware/accelerator.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/core/time.hpp"
 #include "sim/core/units.hpp"
@@ -24,8 +27,12 @@ struct ComputeModel {
   }
 };
 
-inline ComputeModel compute_model_for(const Workload& w, FlopsPerSecond peak) {
-  return ComputeModel{peak, w.efficiency_max, w.half_efficiency_batch};
+/// The workload's curve on an accelerator: its peak at the workload's precision, and the
+/// curve's maximum scaled by how well the accelerator's software runs this kind of work
+/// (efficiency_scale, 1 for the reference H100, set by calibration), capped at the peak.
+inline ComputeModel compute_model_for(const Workload& w, const Accelerator& a) {
+  return ComputeModel{a.training_peak(w.precision).value(), std::min(1.0, w.efficiency_max * a.efficiency_scale),
+                      w.half_efficiency_batch};
 }
 
 }  // namespace sp::models

@@ -9,14 +9,24 @@ const std::vector<std::string> kPrecisions = {"bf16", "fp16", "fp8"};
 const std::vector<std::string> kTopologies = {"switch", "bridge", "pcie", "torus3d"};
 }  // namespace
 
-FlopsPerSecond Accelerator::peak_for(const std::string& precision, const config::ConfigNode& where) const {
-  const auto it = peak.find(precision);
-  if (it == peak.end()) {
-    std::string have;
-    for (const auto& [p, rate] : peak) have += (have.empty() ? "" : ", ") + p;
-    where.fail(name + " has no " + precision + " peak in its hardware file", "it has: " + have);
+std::optional<FlopsPerSecond> Accelerator::training_peak(const std::string& precision) const {
+  const std::vector<std::string> order = precision == "fp8"    ? std::vector<std::string>{"fp8", "bf16", "fp16"}
+                                         : precision == "bf16" ? std::vector<std::string>{"bf16", "fp16"}
+                                                               : std::vector<std::string>{precision, "bf16"};
+  for (const std::string& p : order) {
+    if (auto it = peak.find(p); it != peak.end()) return it->second;
   }
-  return it->second;
+  return std::nullopt;
+}
+
+FlopsPerSecond Accelerator::peak_for(const std::string& precision, const config::ConfigNode& where) const {
+  const auto rate = training_peak(precision);
+  if (!rate) {
+    std::string have;
+    for (const auto& [p, r] : peak) have += (have.empty() ? "" : ", ") + p;
+    where.fail(name + " has no peak usable for " + precision + " training in its hardware file", "it has: " + have);
+  }
+  return *rate;
 }
 
 Accelerator parse_accelerator(const config::ConfigNode& n) {

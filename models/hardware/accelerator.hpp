@@ -26,8 +26,15 @@ struct Accelerator {
   int typical_accelerators_per_node = 1;
   int typical_nics = 0;
   BytesPerSecond typical_nic_bandwidth;
+  /// How well training software runs on it relative to the reference H100 (1): scales the
+  /// workloads' efficiency curves. Set by calibration (calibration/params), not by the file.
+  double efficiency_scale = 1.0;
 
-  /// Peak at `precision`; InputError at `where` when the accelerator has no such mode.
+  /// The dense rate training at `precision` runs at: that precision's peak, or where the
+  /// accelerator has no such mode, the precision it falls back to (fp8 -> bf16 -> fp16; bf16 and
+  /// fp16 stand in for each other: they share the tensor cores' rate). nullopt if none.
+  std::optional<FlopsPerSecond> training_peak(const std::string& precision) const;
+  /// The same; InputError at `where` when none applies.
   FlopsPerSecond peak_for(const std::string& precision, const config::ConfigNode& where) const;
 };
 

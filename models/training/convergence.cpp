@@ -1,6 +1,11 @@
 #include "models/training/convergence.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
+
+#include "models/training/evaluation.hpp"
+#include "models/training/stragglers.hpp"
 
 namespace sp::models {
 
@@ -32,6 +37,39 @@ ConvergenceEstimate samples_to_converge(const Workload& w, std::int64_t global_b
   // Beyond the table: continue the last segment (convergence keeps degrading with batch size).
   if (pts.size() == 1) return in_samples(pts[0].mean, pts[0].stdev, "extrapolated");
   return lerp(pts[pts.size() - 2], pts.back(), "extrapolated");
+}
+
+double observe(double samples, double interval) {
+  if (!(interval > 0)) return samples;
+  return std::max(1.0, std::ceil(samples / interval - 1e-9)) * interval;
+}
+
+ObservedConvergence observed_convergence(const Workload& w, std::int64_t gbs) {
+  // The same interpolation as the checker, on the continuous points under the observed ones.
+  Workload continuous = w;
+  const double per_unit = w.convergence.unit == ConvergenceTable::Unit::epochs ? static_cast<double>(w.train_samples) : 1.0;
+  for (ConvergencePoint& p : continuous.convergence.points) {
+    p.mean -= evaluation_interval_samples(w, p.global_batch) / 2 / per_unit;
+  }
+  const ConvergenceEstimate c = samples_to_converge(continuous, gbs);
+  ObservedConvergence o;
+  o.continuous_mean = c.mean_samples;
+  o.stdev = c.stdev_samples;
+  o.interval = evaluation_interval_samples(w, gbs);
+  if (!(o.stdev > 0)) {
+    o.expected = observe(o.continuous_mean, o.interval);
+    return o;
+  }
+  const double lo = std::floor((o.continuous_mean - 8 * o.stdev) / o.interval);
+  const double hi = std::ceil((o.continuous_mean + 8 * o.stdev) / o.interval);
+  double below = normal_cdf((lo * o.interval - o.continuous_mean) / o.stdev);
+  o.expected = below * observe(lo * o.interval, o.interval);  // the mass at the first evaluation
+  for (double k = lo + 1; k <= hi; ++k) {
+    const double upto = normal_cdf((k * o.interval - o.continuous_mean) / o.stdev);
+    o.expected += std::max(1.0, k) * o.interval * (upto - below);
+    below = upto;
+  }
+  return o;
 }
 
 }  // namespace sp::models

@@ -20,4 +20,24 @@ struct ConvergenceEstimate {
 
 ConvergenceEstimate samples_to_converge(const Workload& w, std::int64_t global_batch);
 
+/// Where runs stop. Convergence is seen only at evaluations (or checkpoints), so a run trains on
+/// to the first evaluation past the point where it has converged; the RCP tables hold such
+/// observed values. Under each lies a continuous convergence point, half an evaluation interval
+/// earlier on average; it is interpolated between the pruned points (each with its own batch's
+/// interval) and observed again at this batch's interval:
+///   E[observed] = sum_k k I P((k-1) I < S <= k I),  S ~ N(continuous mean, stdev)
+/// which gives back the table at its own points and rises above the linear interpolation between
+/// them where a batch's interval is coarse (RetinaNet's epochs, Stable Diffusion's 512k images).
+struct ObservedConvergence {
+  double continuous_mean = 0;  // samples
+  double stdev = 0;            // samples
+  double interval = 0;         // samples between evaluations at this batch
+  double expected = 0;         // E[samples trained], a multiple of interval on every run
+};
+
+ObservedConvergence observed_convergence(const Workload& w, std::int64_t global_batch);
+
+/// The first evaluation at or after `samples`: ceil(samples / interval) x interval (at least one).
+double observe(double samples, double interval);
+
 }  // namespace sp::models

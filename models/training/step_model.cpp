@@ -114,7 +114,7 @@ Duration pipeline_hop(const Workload& w, const Platform& p, const ParallelLayout
 
 StepResult simulate_step(const Workload& w, const Platform& p, const ParallelLayout& lay, int accelerators,
                          Fidelity fidelity) {
-  const ComputeModel compute = compute_model_for(w, p.accelerator.peak.at(w.precision));
+  const ComputeModel compute = compute_model_for(w, p.accelerator);
   StepResult r;
   r.compute_efficiency = compute.efficiency(static_cast<double>(lay.micro_batch) / (lay.tp * lay.cp));
 

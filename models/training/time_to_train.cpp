@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/training/stragglers.hpp"
+#include "sim/core/det_math.hpp"
 
 namespace sp::models {
 
@@ -29,7 +30,9 @@ TrainingEstimate estimate_training(const Workload& w, const Platform& p, int acc
     return e;
   }
   e.step = simulate_step(w, p, e.layout, accelerators, fidelity);
+  const ObservedConvergence seen = observed_convergence(w, global_batch);
   e.convergence = samples_to_converge(w, global_batch);
+  e.convergence.mean_samples = seen.expected;  // runs stop at an evaluation
   e.steps = e.convergence.mean_samples / static_cast<double>(global_batch);
   e.evaluation = evaluation_cost(w, e.layout, e.step.forward_per_micro_batch, e.nodes, e.convergence.mean_samples,
                                  global_batch);
@@ -64,6 +67,7 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
   if (!e.ok() || samples <= 0) return;
   RngStream convergence(seed, point, "convergence");
   RngStream stragglers(seed, point, "stragglers");
+  RngStream model(seed, point, "model_error");
   // Per step the slowest rank costs sigma x compute x M_N. Over s steps the sum of M_N is close
   // to normal (central limit), with the order statistic's own mean and variance.
   const MaxMoments m = max_of_normals(e.accelerators);
@@ -71,16 +75,19 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
   const double base_step = to_seconds(e.step.step - e.step.straggler);
   const double gbs = static_cast<double>(e.global_batch);
   const double eval_per_sample = e.convergence.mean_samples > 0 ? to_seconds(e.evaluation.total) / e.convergence.mean_samples : 0;
+  const ObservedConvergence seen = observed_convergence(w, e.global_batch);
   std::vector<double> scores;
   std::vector<double> runs(static_cast<std::size_t>(w.runs_per_result));
   for (int k = 0; k < samples; ++k) {
     for (double& run : runs) {
-      const double converge = std::max(gbs, convergence.normal(e.convergence.mean_samples, e.convergence.stdev_samples));
+      const double converge =
+          observe(std::max(gbs, convergence.normal(seen.continuous_mean, seen.stdev)), seen.interval);
       const double steps = converge / gbs;
       const double waits = per_unit * (steps * m.mean + std::sqrt(steps * m.variance) * stragglers.normal(0.0, 1.0));
       run = steps * base_step + std::max(0.0, waits) + converge * eval_per_sample;
     }
-    scores.push_back(olympic_mean(runs));
+    // The model's own error, as calibration measured it on held-out systems, multiplies the score.
+    scores.push_back(olympic_mean(runs) * det::exp(model.normal(0.0, w.model_error)));
   }
   std::sort(scores.begin(), scores.end());
   e.p10 = seconds(quantile(scores, 0.10));

@@ -4,7 +4,8 @@
 // job; a layout that does not fit in memory gets status out_of_memory and no time.
 // Prediction intervals come from Monte Carlo replicates of the MLPerf score itself: each
 // replicate is the olympic mean of the benchmark's runs, every run drawing its samples to
-// converge from the RCP spread and its straggler delays from the maximum of N jittered ranks.
+// converge from the RCP spread and its straggler delays from the maximum of N jittered ranks,
+// times the model's own error (log-normal, spread from calibration's held-out systems).
 #pragma once
 
 #include <cstdint>

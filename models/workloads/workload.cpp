@@ -1,6 +1,7 @@
 #include "models/workloads/workload.hpp"
 
 #include <cmath>
+#include <cstdlib>
 
 namespace sp::models {
 
@@ -138,7 +139,7 @@ Workload parse_workload(const config::ConfigNode& n) {
   n.expect_only({"name", "mlperf_benchmark", "description", "sample", "precision",
                  "gradient_bytes_per_parameter", "gradient_bucket", "optimizer_traffic_per_parameter",
                  "compute", "layers", "dataset", "evaluation", "convergence", "parallelism", "memory",
-                 "runs_per_result"});
+                 "runs_per_result", "typical_global_batch"});
   Workload w;
   w.name = n.at("name").as_string();
   w.mlperf_benchmark = n.at("mlperf_benchmark").as_string();
@@ -174,6 +175,14 @@ Workload parse_workload(const config::ConfigNode& n) {
   w.memory.optimizer_bytes_per_trainable_parameter = mem.at("optimizer_bytes_per_trainable_parameter").as_bytes();
   w.memory.reserved = mem.at("reserved").as_bytes();
   w.runs_per_result = static_cast<int>(n.at("runs_per_result").as_positive_int());
+  const config::ConfigNode typical = n.at("typical_global_batch");
+  for (const auto& [key, value] : typical.entries()) {
+    char* end = nullptr;
+    const long count = std::strtol(key.c_str(), &end, 10);
+    if (key.empty() || *end != '\0' || count < 1) value.fail("keys must be accelerator counts, got '" + key + "'");
+    w.typical_global_batch[static_cast<int>(count)] = value.as_positive_int();
+  }
+  if (w.typical_global_batch.empty()) typical.fail("needs at least one accelerator count");
   return w;
 }
 

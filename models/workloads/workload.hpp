@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -81,8 +82,11 @@ struct Workload {
   EvaluationRule evaluation;
   ConvergenceTable convergence;
   ParallelSpecs parallelism;  // the layouts the v4.1 submissions used
+  /// Global batches the v4.1 submissions used at some N: the default where none is given.
+  std::map<int, std::int64_t> typical_global_batch;
   MemoryRule memory;
   int runs_per_result = 10;   // MLPerf scores the olympic mean of this many runs
+  double model_error = 0;     // log-space spread of the model's own error (set by calibration)
 
   std::int64_t total_parameters() const;
   std::int64_t trainable_parameters() const;

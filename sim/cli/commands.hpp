@@ -52,4 +52,33 @@ struct AnalyzeOptions {
 /// `scalepoint analyze`: the seed study's efficiency analysis of published MLPerf times.
 int analyze_command(const AnalyzeOptions& options);
 
+struct PredictOptions {
+  std::string systems;
+  std::string out;
+  int samples = 100;
+  std::uint64_t seed = 1;
+};
+
+/// `scalepoint predict`: the time to train of every row of a systems CSV.
+int predict_command(const PredictOptions& options);
+
+struct ValidateOptions {
+  std::string data;
+  std::string out_dir;
+  int samples = 100;
+  std::uint64_t seed = 1;
+};
+
+/// `scalepoint validate`: predictions against published MLPerf times.
+int validate_command(const ValidateOptions& options);
+
+struct CalibrateOptions {
+  std::string data;
+  std::string out = "calibration/params/mlperf_v4.1.yaml";
+  bool loo = false;
+};
+
+/// `scalepoint calibrate mlperf`: fit the model's free parameters to published times.
+int calibrate_mlperf_command(const CalibrateOptions& options);
+
 }  // namespace sp::cli

@@ -55,6 +55,31 @@ int main(int argc, char** argv) {
   analyze_cmd->add_option("--k", analyze.k, "clusters per benchmark (default: chosen by silhouette)");
   analyze_cmd->add_option("--seed", analyze.seed, "seed of the K-means restarts")->capture_default_str();
 
+  sp::cli::PredictOptions predict;
+  CLI::App* predict_cmd = app.add_subcommand("predict", "time to train of every system in a results-style CSV");
+  predict_cmd->add_option("--systems", predict.systems,
+                          "CSV with benchmark, accelerator, accelerators_per_node, nodes, accelerators_total, "
+                          "global_batch_size (may be empty)")
+      ->required();
+  predict_cmd->add_option("--out,-o", predict.out, "output CSV")->required();
+  predict_cmd->add_option("--samples", predict.samples, "Monte Carlo replicates for p10/p90")->capture_default_str();
+  predict_cmd->add_option("--seed", predict.seed, "random seed")->capture_default_str();
+
+  sp::cli::ValidateOptions validate;
+  CLI::App* validate_cmd = app.add_subcommand("validate", "predict every published MLPerf time and compare");
+  validate_cmd->add_option("--data", validate.data, "MLPerf results CSV")->required();
+  validate_cmd->add_option("--out,-o", validate.out_dir, "output folder (default results/validation)");
+  validate_cmd->add_option("--samples", validate.samples, "Monte Carlo replicates for p10/p90")->capture_default_str();
+  validate_cmd->add_option("--seed", validate.seed, "random seed")->capture_default_str();
+
+  sp::cli::CalibrateOptions calibrate;
+  CLI::App* calibrate_cmd = app.add_subcommand("calibrate", "fit the model to measurements");
+  calibrate_cmd->require_subcommand(1);
+  CLI::App* calibrate_mlperf = calibrate_cmd->add_subcommand("mlperf", "fit efficiency curves to published MLPerf times");
+  calibrate_mlperf->add_option("--data", calibrate.data, "MLPerf results CSV")->required();
+  calibrate_mlperf->add_option("--out,-o", calibrate.out, "parameter file")->capture_default_str();
+  calibrate_mlperf->add_flag("--loo", calibrate.loo, "also leave each system out in turn (slow), and set the model error");
+
   std::string list_what;
   CLI::App* list_cmd = app.add_subcommand("list", "list the accelerators or workloads in the catalog");
   list_cmd->add_option("what", list_what, "accelerators | workloads | platforms")
@@ -83,6 +108,9 @@ int main(int argc, char** argv) {
     if (list_cmd->parsed()) return sp::cli::list_command(list_what);
     if (coll_cmd->parsed()) return sp::cli::collective_command(coll);
     if (analyze_cmd->parsed()) return sp::cli::analyze_command(analyze);
+    if (predict_cmd->parsed()) return sp::cli::predict_command(predict);
+    if (validate_cmd->parsed()) return sp::cli::validate_command(validate);
+    if (calibrate_mlperf->parsed()) return sp::cli::calibrate_mlperf_command(calibrate);
   } catch (const sp::InputError& e) {
     std::fprintf(stderr, "scalepoint: error: %s\n", e.what());
     return 2;

@@ -1,10 +1,12 @@
 #include "sim/scenario/scenario.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <array>
 #include <cstdlib>
 #include <limits>
 
+#include "models/calibration.hpp"
 #include "sim/core/sha256.hpp"
 
 namespace sp {
@@ -19,6 +21,11 @@ std::int64_t BatchPolicy::global_batch(int n) const {
 }
 
 namespace {
+
+std::string file_dir(const std::string& file) {
+  const std::filesystem::path p(file);
+  return p.has_parent_path() ? p.parent_path().string() : std::string(".");
+}
 
 BatchPolicy parse_batch(const config::ConfigNode& n) {
   n.expect_only({"global", "per_accelerator", "global_by_accelerators"});
@@ -89,7 +96,7 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
   const config::ConfigNode root = config::load_file(file, overrides);
   if (!root.is_map()) root.fail("a scenario must be a mapping of keys such as name, workload, platform");
   root.expect_only({"name", "description", "seed", "workload", "platform", "accelerators", "batch", "fidelity",
-                    "parallelism", "samples"});
+                    "parallelism", "samples", "calibration"});
   s.resolved_yaml = root.dump();
   s.resolved_sha256 = sha256_hex(s.resolved_yaml);
 
@@ -106,6 +113,20 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
   s.workload = catalog.workload(root.at("workload"));
   const config::ConfigNode platform = root.at("platform");
   s.platform = models::parse_platform(platform, catalog);
+  // The calibrated efficiency curves and accelerator factors: the committed MLPerf v4.1 fit unless
+  // the scenario names another parameter file, or none.
+  models::Calibration calibration = models::default_calibration();
+  if (auto c = root.find("calibration")) {
+    const std::string which = c->as_string();
+    if (which == "none") {
+      calibration = {};
+    } else if (which != "default") {
+      const std::filesystem::path file = std::filesystem::path(file_dir(file)) / which;
+      calibration = models::parse_calibration(config::load_file(file.string()));
+    }
+  }
+  calibration.apply(s.workload);
+  calibration.apply(s.platform.accelerator);
   s.platform.accelerator.peak_for(s.workload.precision, platform.at("accelerator"));
 
   const config::ConfigNode list = root.at("accelerators");

@@ -39,7 +39,7 @@ TEST(BadScenario, EachGivesOneClearLocatedMessage) {
   const std::vector<BadCase> cases = {
       {"unknown_key.yaml", {},
        ":11:1: acelerators: unknown key (did you mean 'accelerators'? valid keys: name, description, seed, "
-       "workload, platform, accelerators, batch, fidelity, parallelism, samples)"},
+       "workload, platform, accelerators, batch, fidelity, parallelism, samples, calibration)"},
       {"no_unit.yaml", {},
        ":8:16: platform.scale_up.bandwidth: \"450\" has no unit (expected a bandwidth such as \"450 GB/s\" "
        "or \"400 Gb/s\")"},
@@ -65,8 +65,7 @@ TEST(BadScenario, EachGivesOneClearLocatedMessage) {
       {"duplicate_key.yaml", {}, ":14:1: seed: duplicate key"},
       {"missing_include.yaml", {}, ":3:11: platform: cannot open: No such file or directory"},
       {"not_ascending.yaml", {}, ":11:20: accelerators[1]: accelerator counts must be in ascending order"},
-      {"no_fp8.yaml", {},
-       ":5:16: platform.accelerator: A100-PCIe-80GB has no fp8 peak in its hardware file (it has: bf16, fp16)"},
+      {"unknown_fidelity.yaml", {}, ":10:11: fidelity: unknown fidelity 'exact' (valid: analytic, flow, chunk)"},
       {"no_such_file.yaml", {}, ": cannot open: No such file or directory"},
   };
   for (const BadCase& c : cases) {

@@ -1,0 +1,258 @@
+#include "calibration/mlperf/calibrate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "calibration/fit/levenberg_marquardt.hpp"
+
+namespace sp::calibration {
+
+namespace {
+
+constexpr const char* kReference = "H100-SXM5-80GB";
+constexpr double kPriorSd = 2.0;  // in the transformed space: a factor e^2 ~ 7 either way
+
+double logit(double p) { return std::log(p / (1 - p)); }
+double logistic(double u) { return 1 / (1 + std::exp(-u)); }
+
+// A row resolved once: its workload, platform, batch and layout do not depend on the parameters.
+struct Prepared {
+  MlperfResult row;
+  models::Workload workload;
+  models::Platform platform;
+  std::int64_t gbs = 0;
+  models::ParallelSpec spec;
+  std::string system;   // leave-one-system-out group
+  int curve = -1;       // index of the workload's two parameters / 2
+  int scale = -1;       // index of the accelerator's parameter, -1 for the reference
+};
+
+models::ParallelSpec spec_of(const models::ParallelLayout& l) {
+  models::ParallelSpec s;
+  s.tensor = l.tp;
+  s.context = l.cp;
+  s.pipeline = l.pp;
+  s.micro_batch = l.micro_batch;
+  s.distributed_optimizer = l.sharding;
+  s.overlap_tensor_parallel = l.overlap_tensor_parallel;
+  return s;
+}
+
+struct Problem {
+  std::vector<Prepared> rows;
+  std::vector<std::string> workloads;     // curve order
+  std::vector<std::string> accelerators;  // scale order
+  Eigen::VectorXd prior;                  // the file values, transformed
+
+  Eigen::Index size() const { return static_cast<Eigen::Index>(2 * workloads.size() + accelerators.size()); }
+  Eigen::Index scale_index(int a) const { return static_cast<Eigen::Index>(2 * workloads.size()) + a; }
+
+  // log(predicted / published) of one row at x.
+  double residual(const Prepared& r, const Eigen::VectorXd& x) const {
+    models::Workload w = r.workload;
+    w.efficiency_max = logistic(x[2 * r.curve]);
+    w.half_efficiency_batch = std::exp(x[2 * r.curve + 1]);
+    models::Platform p = r.platform;
+    p.accelerator.efficiency_scale = r.scale >= 0 ? std::exp(x[scale_index(r.scale)]) : 1.0;
+    const models::TrainingEstimate e = models::estimate_training(w, p, r.row.accelerators, r.gbs, r.spec);
+    if (!e.ok()) return 1.0;  // cannot happen for prepared rows: memory does not depend on x
+    return std::log(to_seconds(e.time_to_train) / 60.0 / *r.row.time_to_train_min);
+  }
+
+  // Residuals of the rows in `use` (all when empty), then the prior terms.
+  Eigen::VectorXd residuals(const Eigen::VectorXd& x, const std::vector<std::size_t>& use) const {
+    Eigen::VectorXd out(static_cast<Eigen::Index>(use.size()) + size());
+    for (std::size_t i = 0; i < use.size(); ++i) out[static_cast<Eigen::Index>(i)] = residual(rows[use[i]], x);
+    for (Eigen::Index k = 0; k < size(); ++k) out[static_cast<Eigen::Index>(use.size()) + k] = (x[k] - prior[k]) / kPriorSd;
+    return out;
+  }
+
+  // Each row depends on its workload's two parameters and its accelerator's scale only.
+  Eigen::MatrixXd jacobian(const Eigen::VectorXd& x, const Eigen::VectorXd& r, const std::vector<std::size_t>& use) const {
+    Eigen::MatrixXd j = Eigen::MatrixXd::Zero(r.size(), size());
+    constexpr double h = 1e-5;
+    for (std::size_t i = 0; i < use.size(); ++i) {
+      const Prepared& row = rows[use[i]];
+      std::vector<Eigen::Index> deps = {2 * row.curve, 2 * row.curve + 1};
+      if (row.scale >= 0) deps.push_back(scale_index(row.scale));
+      for (Eigen::Index k : deps) {
+        Eigen::VectorXd xh = x;
+        xh[k] += h;
+        j(static_cast<Eigen::Index>(i), k) = (residual(row, xh) - r[static_cast<Eigen::Index>(i)]) / h;
+      }
+    }
+    for (Eigen::Index k = 0; k < size(); ++k) j(static_cast<Eigen::Index>(use.size()) + k, k) = 1 / kPriorSd;
+    return j;
+  }
+
+  LeastSquaresResult fit(const std::vector<std::size_t>& use, const Eigen::VectorXd& start, int iterations) const {
+    LeastSquaresProblem p{[&](const Eigen::VectorXd& x) { return residuals(x, use); },
+                          [&](const Eigen::VectorXd& x, const Eigen::VectorXd& r) { return jacobian(x, r, use); }};
+    return levenberg_marquardt(p, start, iterations);
+  }
+
+  models::Calibration calibration(const Eigen::VectorXd& x) const {
+    models::Calibration c;
+    for (std::size_t w = 0; w < workloads.size(); ++w) {
+      c.workloads[workloads[w]] = models::WorkloadCurve{logistic(x[static_cast<Eigen::Index>(2 * w)]),
+                                                std::exp(x[static_cast<Eigen::Index>(2 * w + 1)])};
+    }
+    for (std::size_t a = 0; a < accelerators.size(); ++a) {
+      c.accelerator_scale[accelerators[a]] = std::exp(x[scale_index(static_cast<int>(a))]);
+    }
+    return c;
+  }
+};
+
+ValidationRow evaluate(const Problem& pb, const Prepared& r, const Eigen::VectorXd& x) {
+  ValidationRow v;
+  v.row = r.row;
+  v.prediction.global_batch = r.gbs;
+  models::Workload w = r.workload;
+  w.efficiency_max = logistic(x[2 * r.curve]);
+  w.half_efficiency_batch = std::exp(x[2 * r.curve + 1]);
+  models::Platform p = r.platform;
+  p.accelerator.efficiency_scale = r.scale >= 0 ? std::exp(x[pb.scale_index(r.scale)]) : 1.0;
+  v.prediction.estimate = models::estimate_training(w, p, r.row.accelerators, r.gbs, r.spec);
+  v.error = to_seconds(v.prediction.estimate.time_to_train) / 60.0 / *r.row.time_to_train_min - 1;
+  return v;
+}
+
+}  // namespace
+
+FitResult calibrate_mlperf(const std::vector<MlperfResult>& rows, const models::Catalog& catalog,
+                           const PlatformCatalog& platforms, bool loo) {
+  Problem pb;
+  std::vector<std::string> skipped;
+  const SystemModelInputs raw{catalog, platforms, models::Calibration{}, 0, 1};
+  for (const MlperfResult& r : rows) {
+    if (!r.time_to_train_min) continue;
+    const SystemPrediction sp = predict_system(r, raw);
+    if (sp.status != "ok") {
+      skipped.push_back(fmt::format("line {}: {}", r.line, sp.message));
+      continue;
+    }
+    Prepared p;
+    p.row = r;
+    p.workload = *catalog.find_workload(r.benchmark);
+    p.platform = *platforms.for_system(*catalog.find_accelerator(r.accelerator), r.accelerators_per_node);
+    p.gbs = sp.global_batch;
+    p.spec = spec_of(sp.estimate.layout);
+    p.system = r.submitter + " / " + r.system_name;
+    auto wi = std::find(pb.workloads.begin(), pb.workloads.end(), p.workload.name);
+    if (wi == pb.workloads.end()) wi = pb.workloads.insert(pb.workloads.end(), p.workload.name);
+    p.curve = static_cast<int>(wi - pb.workloads.begin());
+    if (p.platform.accelerator.name != kReference) {
+      auto ai = std::find(pb.accelerators.begin(), pb.accelerators.end(), p.platform.accelerator.name);
+      if (ai == pb.accelerators.end()) ai = pb.accelerators.insert(pb.accelerators.end(), p.platform.accelerator.name);
+      p.scale = static_cast<int>(ai - pb.accelerators.begin());
+    }
+    pb.rows.push_back(std::move(p));
+  }
+  // Start from, and lean on, the values in the files.
+  pb.prior = Eigen::VectorXd::Zero(pb.size());
+  for (std::size_t w = 0; w < pb.workloads.size(); ++w) {
+    const models::Workload wl = *catalog.find_workload(pb.workloads[w]);
+    pb.prior[static_cast<Eigen::Index>(2 * w)] = logit(wl.efficiency_max);
+    pb.prior[static_cast<Eigen::Index>(2 * w + 1)] = std::log(std::max(wl.half_efficiency_batch, 1e-6));
+  }
+
+  std::vector<std::size_t> all(pb.rows.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const LeastSquaresResult full = pb.fit(all, pb.prior, 60);
+
+  FitResult out;
+  out.parameters = full.x;
+  out.iterations = full.iterations;
+  out.converged = full.converged;
+  out.rows_used = pb.rows.size();
+  out.calibration = pb.calibration(full.x);
+  for (const std::string& w : pb.workloads) out.parameter_names.push_back(w + ".efficiency_max (logit)");
+  out.parameter_names.clear();
+  for (const std::string& w : pb.workloads) {
+    out.parameter_names.push_back(w + ".efficiency_max");
+    out.parameter_names.push_back(w + ".half_efficiency_batch");
+  }
+  for (const std::string& a : pb.accelerators) out.parameter_names.push_back(a + ".efficiency_scale");
+
+  std::vector<ValidationRow> in;
+  for (const Prepared& r : pb.rows) in.push_back(evaluate(pb, r, full.x));
+
+  if (loo) {
+    std::set<std::string> systems;
+    for (const Prepared& r : pb.rows) systems.insert(r.system);
+    std::vector<ValidationRow> held_out;
+    for (const std::string& s : systems) {
+      std::vector<std::size_t> keep;
+      for (std::size_t i = 0; i < pb.rows.size(); ++i) {
+        if (pb.rows[i].system != s) keep.push_back(i);
+      }
+      const LeastSquaresResult f = pb.fit(keep, full.x, 25);
+      for (const Prepared& r : pb.rows) {
+        if (r.system == s) held_out.push_back(evaluate(pb, r, f.x));
+      }
+    }
+    // The model's own error, per workload: the spread of its held-out log errors. A robust
+    // estimate (median |log error| / 0.6745, the normal-consistent MAD) so that one system on
+    // an unseen software stack (tinybox, -76 %) does not widen every interval of the workload;
+    // such outliers stay visible as rows outside [p10, p90] in the coverage figures.
+    for (std::size_t w = 0; w < pb.workloads.size(); ++w) {
+      std::vector<double> abs_log;
+      for (const ValidationRow& v : held_out) {
+        if (v.row.benchmark == pb.workloads[w] ||
+            catalog.find_workload(v.row.benchmark)->name == pb.workloads[w]) {
+          abs_log.push_back(std::abs(std::log1p(v.error)));
+        }
+      }
+      double sigma = 0.0;
+      if (!abs_log.empty()) {
+        const auto mid = abs_log.begin() + static_cast<std::ptrdiff_t>(abs_log.size() / 2);
+        std::nth_element(abs_log.begin(), mid, abs_log.end());
+        sigma = *mid / 0.6745;
+      }
+      out.calibration.workloads[pb.workloads[w]].model_error = sigma;
+    }
+    out.leave_one_out = summarise(held_out, skipped);
+  }
+  out.in_sample = summarise(in, skipped);
+  return out;
+}
+
+std::string calibration_yaml(const FitResult& f, const std::string& data_file, const std::string& sha,
+                             const std::string& command, const std::string& fitted_on) {
+  std::string y;
+  y += "# scalepoint calibration against MLPerf Training results: regenerate with\n";
+  y += "#   " + command + "\n";
+  y += "# Parameters (calibration/mlperf/calibrate.hpp says which and why so few).\n";
+  y += "provenance:\n";
+  y += fmt::format("  data: \"{}\"\n  data_sha256: \"{}\"\n  fitted_on: \"{}\"\n", data_file, sha, fitted_on);
+  y += fmt::format("  rows: {}\n  iterations: {}\n  converged: {}\n", f.rows_used, f.iterations, f.converged);
+  y += "workloads:\n";
+  for (const auto& [name, c] : f.calibration.workloads) {
+    y += fmt::format("  {}: {{efficiency_max: {:.6g}, half_efficiency_batch: {:.6g}, model_error: {:.6g}}}\n", name,
+                     c.efficiency_max, c.half_efficiency_batch, c.model_error);
+  }
+  y += "accelerators:\n";
+  for (const auto& [name, s] : f.calibration.accelerator_scale) y += fmt::format("  {}: {{efficiency_scale: {:.6g}}}\n", name, s);
+  const auto summary = [&](const char* key, const ValidationReport& rep) {
+    if (rep.summaries.empty()) return;
+    y += std::string(key) + ":  # absolute percentage errors (%) and the share inside [p10, p90]\n";
+    for (const ErrorSummary& s : rep.summaries) {
+      y += fmt::format("  \"{}\": {{rows: {}, median: {:.2f}, p90: {:.2f}, max: {:.2f}}}\n", s.group, s.rows,
+                       s.median_ape, s.p90_ape, s.max_ape);
+    }
+  };
+  summary("in_sample", f.in_sample);
+  summary("leave_one_system_out", f.leave_one_out);
+  y += "residuals:  # predicted / published - 1, in sample\n";
+  for (const ValidationRow& r : f.in_sample.rows) {
+    y += fmt::format("  - {{line: {}, benchmark: {}, accelerators: {}, error: {:.4f}}}\n", r.row.line, r.row.benchmark,
+                     r.row.accelerators, r.error);
+  }
+  return y;
+}
+
+}  // namespace sp::calibration

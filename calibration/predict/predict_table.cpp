@@ -1,0 +1,160 @@
+#include "calibration/predict/predict_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace sp::calibration {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+double minutes(Duration d) { return to_seconds(d) / 60.0; }
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return kNaN;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto i = static_cast<std::size_t>(pos);
+  const double f = pos - static_cast<double>(i);
+  return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v[i];
+}
+}  // namespace
+
+output::Table predict_table(const config::CsvTable& input, const SystemModelInputs& inputs) {
+  const std::vector<MlperfResult> rows = read_mlperf_results(input);
+  output::Table t;
+  for (const std::string& h : input.header()) {
+    std::vector<std::string> cells;
+    for (std::size_t i = 0; i < input.rows(); ++i) cells.push_back(input.cell(i, h));
+    t.columns.push_back(output::text_column(h, "input column", cells));
+  }
+  output::Column time{"predicted_time_to_train_min", "min", "expected MLPerf score", false, {}, {}};
+  output::Column p10{"p10_min", "min", "10th percentile of the score", false, {}, {}};
+  output::Column p90{"p90_min", "min", "90th percentile of the score", false, {}, {}};
+  output::Column gbs{"predicted_global_batch", "samples", "global batch modelled", true, {}, {}};
+  std::vector<std::string> layout, status, message;
+  for (const MlperfResult& r : rows) {
+    const SystemPrediction p = predict_system(r, inputs);
+    const bool ok = p.status == "ok";
+    time.values.push_back(ok ? minutes(p.estimate.time_to_train) : kNaN);
+    p10.values.push_back(ok ? minutes(p.estimate.p10) : kNaN);
+    p90.values.push_back(ok ? minutes(p.estimate.p90) : kNaN);
+    gbs.values.push_back(static_cast<double>(p.global_batch));
+    layout.push_back(ok ? p.estimate.layout.describe() : "-");
+    status.push_back(p.status);
+    message.push_back(p.message.empty() ? "-" : p.message);
+  }
+  t.columns.push_back(time);
+  t.columns.push_back(p10);
+  t.columns.push_back(p90);
+  t.columns.push_back(gbs);
+  t.columns.push_back(output::text_column("layout", "parallel layout modelled", layout));
+  t.columns.push_back(output::text_column("status", "ok | error | out_of_memory", status));
+  t.columns.push_back(output::text_column("message", "why a row has no prediction", message));
+  return t;
+}
+
+ValidationReport summarise(std::vector<ValidationRow> rows, std::vector<std::string> skipped) {
+  ValidationReport rep;
+  rep.rows = std::move(rows);
+  rep.skipped = std::move(skipped);
+  const auto add = [&](const std::string& group, auto keep) {
+    std::vector<double> ape;
+    int inside = 0;
+    for (const auto& r : rep.rows) {
+      if (!keep(r)) continue;
+      ape.push_back(100 * std::abs(r.error));
+      inside += r.inside ? 1 : 0;
+    }
+    if (ape.empty()) return;
+    rep.summaries.push_back({group, static_cast<int>(ape.size()), quantile(ape, 0.5), quantile(ape, 0.9),
+                             *std::max_element(ape.begin(), ape.end()),
+                             static_cast<double>(inside) / static_cast<double>(ape.size())});
+  };
+  std::vector<std::string> names;
+  for (const auto& r : rep.rows) {
+    if (std::find(names.begin(), names.end(), r.row.benchmark) == names.end()) names.push_back(r.row.benchmark);
+  }
+  for (const auto& b : names) add(b, [&](const ValidationRow& r) { return r.row.benchmark == b; });
+  add("N<=8", [](const ValidationRow& r) { return r.row.accelerators <= 8; });
+  add("N=9-64", [](const ValidationRow& r) { return r.row.accelerators > 8 && r.row.accelerators <= 64; });
+  add("N>64", [](const ValidationRow& r) { return r.row.accelerators > 64; });
+  add("all", [](const ValidationRow&) { return true; });
+  return rep;
+}
+
+ValidationReport validate_rows(const std::vector<MlperfResult>& rows, const SystemModelInputs& inputs) {
+  std::vector<ValidationRow> out;
+  std::vector<std::string> skipped;
+  for (const MlperfResult& r : rows) {
+    if (!r.time_to_train_min) {
+      skipped.push_back(fmt::format("line {}: {} {}: no published time", r.line, r.benchmark, r.system_name));
+      continue;
+    }
+    ValidationRow v{r, predict_system(r, inputs), 0, false};
+    if (v.prediction.status != "ok") {
+      skipped.push_back(fmt::format("line {}: {} {}: {}", r.line, r.benchmark, r.system_name, v.prediction.message));
+      continue;
+    }
+    const double pub = *r.time_to_train_min;
+    v.error = minutes(v.prediction.estimate.time_to_train) / pub - 1;
+    v.inside = minutes(v.prediction.estimate.p10) <= pub && pub <= minutes(v.prediction.estimate.p90);
+    out.push_back(v);
+  }
+  return summarise(std::move(out), std::move(skipped));
+}
+
+output::Table validation_table(const ValidationReport& rep) {
+  std::vector<std::string> bench, system, accel, layout;
+  output::Column n{"accelerators", "count", "N", true, {}, {}};
+  output::Column gbs{"global_batch", "samples", "global batch", true, {}, {}};
+  output::Column pub{"published_min", "min", "published score", false, {}, {}};
+  output::Column pred{"predicted_min", "min", "expected score", false, {}, {}};
+  output::Column p10{"p10_min", "min", "", false, {}, {}};
+  output::Column p90{"p90_min", "min", "", false, {}, {}};
+  output::Column err{"error", "1", "predicted / published - 1", false, {}, {}};
+  output::Column inside{"inside_p10_p90", "bool", "published time within [p10, p90]", true, {}, {}};
+  for (const auto& r : rep.rows) {
+    bench.push_back(r.row.benchmark);
+    system.push_back(r.row.submitter + " " + r.row.system_name);
+    accel.push_back(r.row.accelerator);
+    layout.push_back(r.prediction.estimate.layout.describe());
+    n.values.push_back(r.row.accelerators);
+    gbs.values.push_back(static_cast<double>(r.prediction.global_batch));
+    pub.values.push_back(*r.row.time_to_train_min);
+    pred.values.push_back(minutes(r.prediction.estimate.time_to_train));
+    p10.values.push_back(minutes(r.prediction.estimate.p10));
+    p90.values.push_back(minutes(r.prediction.estimate.p90));
+    err.values.push_back(r.error);
+    inside.values.push_back(r.inside ? 1 : 0);
+  }
+  output::Table t;
+  t.columns = {output::text_column("benchmark", "", bench), output::text_column("system", "", system),
+               output::text_column("accelerator", "", accel), n, gbs, pub, pred, p10, p90, err, inside,
+               output::text_column("layout", "", layout)};
+  return t;
+}
+
+output::Table summary_table(const ValidationReport& rep) {
+  std::vector<std::string> group;
+  output::Column rows{"rows", "count", "", true, {}, {}};
+  output::Column med{"median_ape_pct", "%", "median absolute percentage error", false, {}, {}};
+  output::Column p90{"p90_ape_pct", "%", "90th percentile", false, {}, {}};
+  output::Column mx{"max_ape_pct", "%", "largest", false, {}, {}};
+  output::Column cov{"coverage_p10_p90", "1", "share of published times inside [p10, p90]", false, {}, {}};
+  for (const auto& s : rep.summaries) {
+    group.push_back(s.group);
+    rows.values.push_back(s.rows);
+    med.values.push_back(s.median_ape);
+    p90.values.push_back(s.p90_ape);
+    mx.values.push_back(s.max_ape);
+    cov.values.push_back(s.coverage);
+  }
+  output::Table t;
+  t.columns = {output::text_column("group", "benchmark, scale or all", group), rows, med, p90, mx, cov};
+  return t;
+}
+
+}  // namespace sp::calibration

@@ -1,0 +1,47 @@
+// `scalepoint predict` and `scalepoint validate`: the model on every row of a results-style CSV.
+// predict carries every input column through and adds the prediction; validate compares with
+// the published times (absolute percentage error, coverage of [p10, p90]) by benchmark and scale.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calibration/predict/system_model.hpp"
+#include "sim/config/csv.hpp"
+#include "sim/output/table.hpp"
+
+namespace sp::calibration {
+
+/// The input table plus predicted_time_to_train_min, p10_min, p90_min, predicted_global_batch,
+/// layout, status (ok | error | out_of_memory) and message. Rows that cannot be modelled get
+/// status error; the others are still predicted.
+output::Table predict_table(const config::CsvTable& input, const SystemModelInputs& inputs);
+
+struct ValidationRow {
+  MlperfResult row;
+  SystemPrediction prediction;
+  double error = 0;  // predicted / published - 1
+  bool inside = false;  // published time within [p10, p90]
+};
+
+struct ErrorSummary {
+  std::string group;  // "bert", "N<=8", "all", ...
+  int rows = 0;
+  double median_ape = 0, p90_ape = 0, max_ape = 0;  // absolute percentage errors, %
+  double coverage = 0;                              // share inside [p10, p90]
+};
+
+struct ValidationReport {
+  std::vector<ValidationRow> rows;       // every row with a published time that could be modelled
+  std::vector<ErrorSummary> summaries;   // per benchmark, per scale, overall
+  std::vector<std::string> skipped;      // rows without a published time or a model, and why
+};
+
+/// `predictions`, when given, replaces the model's prediction for each row (leave-one-out).
+ValidationReport validate_rows(const std::vector<MlperfResult>& rows, const SystemModelInputs& inputs);
+ValidationReport summarise(std::vector<ValidationRow> rows, std::vector<std::string> skipped);
+
+output::Table validation_table(const ValidationReport& report);
+output::Table summary_table(const ValidationReport& report);
+
+}  // namespace sp::calibration

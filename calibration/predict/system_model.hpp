@@ -1,0 +1,54 @@
+// Modelling a published (or planned) system from a results-table row: the benchmark's workload,
+// a platform for its accelerator and node size, a global batch (the row's, or the v4.1-typical
+// one at that N), and a parallel layout (the workload's, or the fastest that fits when the usual
+// one does not apply at this N).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "models/calibration.hpp"
+#include "calibration/mlperf/results.hpp"
+#include "models/catalog.hpp"
+#include "models/training/time_to_train.hpp"
+
+namespace sp::calibration {
+
+/// Platforms from scenarios/platforms, matched to rows by accelerator and node size.
+class PlatformCatalog {
+ public:
+  explicit PlatformCatalog(const models::Catalog& catalog);
+  /// The platform for `accelerator` with `per_node` accelerators per node: a shipped platform
+  /// of that kind and size, or one of that kind resized. nullopt when none uses the accelerator.
+  std::optional<models::Platform> for_system(const models::Accelerator& accelerator, int per_node) const;
+
+ private:
+  std::vector<models::Platform> platforms_;
+};
+
+/// The platform with a different number of accelerators per node (NICs per accelerator kept).
+models::Platform resize_node(models::Platform platform, int per_node);
+
+/// The typical global batch at N (geometric interpolation between the workload's v4.1 points),
+/// rounded to a whole number of samples per data-parallel rank.
+std::int64_t typical_global_batch(const models::Workload& w, int accelerators, int data_parallel);
+
+struct SystemPrediction {
+  std::string status = "ok";  // ok | error | out_of_memory
+  std::string message;
+  std::int64_t global_batch = 0;
+  models::TrainingEstimate estimate;
+};
+
+/// Everything the model needs beyond the row; calibration replaces parts of it.
+struct SystemModelInputs {
+  const models::Catalog& catalog;
+  const PlatformCatalog& platforms;
+  models::Calibration calibration;
+  int samples = 100;
+  std::uint64_t seed = 1;
+};
+
+SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs& inputs);
+
+}  // namespace sp::calibration

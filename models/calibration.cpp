@@ -1,0 +1,46 @@
+#include "models/calibration.hpp"
+
+#include <filesystem>
+
+#include "models/catalog.hpp"
+#include "sim/config/loader.hpp"
+
+namespace sp::models {
+
+void Calibration::apply(Workload& w) const {
+  if (auto it = workloads.find(w.name); it != workloads.end()) {
+    w.efficiency_max = it->second.efficiency_max;
+    w.half_efficiency_batch = it->second.half_efficiency_batch;
+    w.model_error = it->second.model_error;
+  }
+}
+
+void Calibration::apply(Accelerator& a) const {
+  if (auto it = accelerator_scale.find(a.name); it != accelerator_scale.end()) a.efficiency_scale = it->second;
+}
+
+Calibration parse_calibration(const config::ConfigNode& n) {
+  Calibration c;
+  if (auto ws = n.find("workloads")) {
+    for (const auto& [name, v] : ws->entries()) {
+      v.expect_only({"efficiency_max", "half_efficiency_batch", "model_error"});
+      c.workloads[name] = WorkloadCurve{v.at("efficiency_max").as_fraction(), v.at("half_efficiency_batch").as_number(),
+                                        v.find("model_error") ? v.at("model_error").as_number() : 0.0};
+    }
+  }
+  if (auto as = n.find("accelerators")) {
+    for (const auto& [name, v] : as->entries()) {
+      v.expect_only({"efficiency_scale"});
+      c.accelerator_scale[name] = v.at("efficiency_scale").as_positive_number();
+    }
+  }
+  return c;
+}
+
+Calibration default_calibration() {
+  const std::filesystem::path file = data_root() / "calibration" / "params" / "mlperf_v4.1.yaml";
+  if (!std::filesystem::exists(file)) return {};
+  return parse_calibration(config::load_file(file.string()));
+}
+
+}  // namespace sp::models

@@ -1,0 +1,36 @@
+// The calibrated parameters (calibration/params/mlperf_v4.1.yaml, written by `scalepoint
+// calibrate mlperf`) and how they change the model:
+// per workload, the efficiency curve against the per-accelerator micro-batch share
+// (efficiency_max, half_efficiency_batch); per accelerator kind, how well training software runs
+// on it relative to the H100 (efficiency_scale). Few, physical, bounded: see calibrate.hpp.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "models/hardware/accelerator.hpp"
+#include "models/workloads/workload.hpp"
+#include "sim/config/config_node.hpp"
+
+namespace sp::models {
+
+struct WorkloadCurve {
+  double efficiency_max = 0;
+  double half_efficiency_batch = 0;
+  double model_error = 0;  // log-space spread of the model's held-out errors (prediction intervals)
+};
+
+struct Calibration {
+  std::map<std::string, WorkloadCurve> workloads;       // by workload name
+  std::map<std::string, double> accelerator_scale;      // by accelerator name
+
+  void apply(Workload& w) const;
+  void apply(Accelerator& a) const;
+};
+
+/// Reads the `workloads` and `accelerators` sections of a parameter file.
+Calibration parse_calibration(const config::ConfigNode& node);
+/// The default: calibration/params/mlperf_v4.1.yaml under the data root, if it exists.
+Calibration default_calibration();
+
+}  // namespace sp::models

@@ -1,0 +1,65 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
+#include "calibration/mlperf/calibrate.hpp"
+#include "sim/cli/commands.hpp"
+#include "sim/config/loader.hpp"
+#include "sim/core/sha256.hpp"
+#include "sim/output/staged_files.hpp"
+
+namespace sp::cli {
+
+namespace {
+void print(const char* title, const calibration::ValidationReport& rep) {
+  std::printf("%s\n%-18s %5s %10s %8s %8s\n", title, "group", "rows", "median %", "p90 %", "max %");
+  for (const auto& s : rep.summaries) {
+    std::printf("%-18s %5d %10.1f %8.1f %8.1f\n", s.group.c_str(), s.rows, s.median_ape, s.p90_ape, s.max_ape);
+  }
+  std::vector<const calibration::ValidationRow*> worst;
+  for (const auto& r : rep.rows) worst.push_back(&r);
+  std::sort(worst.begin(), worst.end(), [](auto a, auto b) { return std::abs(a->error) > std::abs(b->error); });
+  for (std::size_t i = 0; i < std::min<std::size_t>(10, worst.size()); ++i) {
+    const auto& r = *worst[i];
+    std::printf("  %+6.1f%%  %-16s %5d x %-24.24s %8.3f vs %8.3f min  %s\n", 100 * r.error, r.row.benchmark.c_str(),
+                r.row.accelerators, r.row.accelerator.c_str(), to_seconds(r.prediction.estimate.time_to_train) / 60,
+                *r.row.time_to_train_min, (r.row.submitter + " " + r.row.system_name).c_str());
+  }
+}
+}  // namespace
+
+int calibrate_mlperf_command(const CalibrateOptions& o) {
+  const models::Catalog catalog(models::data_root() / "models");
+  const calibration::PlatformCatalog platforms(catalog);
+  const std::string text = config::read_text_file(o.data);
+  const auto rows = calibration::read_mlperf_results(config::CsvTable(text, o.data));
+  const calibration::FitResult fit = calibration::calibrate_mlperf(rows, catalog, platforms, o.loo);
+
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  const std::string command = "build/scalepoint calibrate mlperf --data " + o.data + " --out " + o.out +
+                              (o.loo ? " --loo" : "");
+  const std::filesystem::path out(o.out);
+  output::StagedFiles files(out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path());
+  files.write(out.filename().string(), calibration::calibration_yaml(fit, o.data, sha256_hex(text), command, date));
+  files.commit();
+
+  std::printf("fitted %zu parameters on %zu rows in %d iterations (%s)\n", fit.parameter_names.size(), fit.rows_used,
+              fit.iterations, fit.converged ? "converged" : "not converged");
+  for (const auto& [name, c] : fit.calibration.workloads) {
+    std::printf("  %-18s efficiency_max %.3f  half_efficiency_batch %.4g  model_error %.3f\n", name.c_str(),
+                c.efficiency_max, c.half_efficiency_batch, c.model_error);
+  }
+  for (const auto& [name, s] : fit.calibration.accelerator_scale) {
+    std::printf("  %-18s efficiency_scale %.3f\n", name.c_str(), s);
+  }
+  print("in sample:", fit.in_sample);
+  if (o.loo) print("leave one system out:", fit.leave_one_out);
+  std::printf("wrote %s\n", o.out.c_str());
+  return 0;
+}
+
+}  // namespace sp::cli

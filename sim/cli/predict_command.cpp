@@ -1,0 +1,103 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "calibration/predict/predict_table.hpp"
+#include "sim/cli/commands.hpp"
+#include "sim/output/plot.hpp"
+#include "sim/output/staged_files.hpp"
+
+namespace sp::cli {
+
+namespace {
+
+// Predicted against published, log-log, one colour per benchmark, with the diagonal.
+bool plot_validation(const std::filesystem::path& png, const calibration::ValidationReport& rep) {
+  static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd"};
+  std::vector<std::string> names;
+  for (const auto& r : rep.rows) {
+    if (std::find(names.begin(), names.end(), r.row.benchmark) == names.end()) names.push_back(r.row.benchmark);
+  }
+  std::string data, plots = "x title 'equal' lc rgb '#888888'";
+  for (std::size_t b = 0; b < names.size(); ++b) {
+    data += fmt::format("$b{} << EOD\n", b);
+    for (const auto& r : rep.rows) {
+      if (r.row.benchmark == names[b]) {
+        data += fmt::format("{} {} {} {}\n", *r.row.time_to_train_min, to_seconds(r.prediction.estimate.time_to_train) / 60,
+                            to_seconds(r.prediction.estimate.p10) / 60, to_seconds(r.prediction.estimate.p90) / 60);
+      }
+    }
+    data += "EOD\n";
+    plots += fmt::format(", $b{} using 1:2:3:4 title '{}' with yerrorbars pt 7 ps 1.1 lc rgb '{}'", b, names[b],
+                         colours[b % 5]);
+  }
+  const std::string script = fmt::format(
+      "set terminal pngcairo size 760,640 font 'sans,11'\nset output '{}'\n{}"
+      "set logscale xy\nset grid\nset key top left\nset xrange [0.05:600]\nset yrange [0.05:600]\n"
+      "set xlabel 'published time to train (min)'\nset ylabel 'predicted time to train (min), p10-p90'\n"
+      "set title 'scalepoint against MLPerf Training'\nplot {}\n",
+      png.string(), data, plots);
+  return output::run_gnuplot(script, png.parent_path());
+}
+
+calibration::SystemModelInputs inputs(const models::Catalog& catalog, const calibration::PlatformCatalog& platforms,
+                                      int samples, std::uint64_t seed) {
+  return calibration::SystemModelInputs{catalog, platforms, models::default_calibration(), samples, seed};
+}
+
+}  // namespace
+
+int predict_command(const PredictOptions& o) {
+  const models::Catalog catalog(models::data_root() / "models");
+  const calibration::PlatformCatalog platforms(catalog);
+  const config::CsvTable input = config::CsvTable::read(o.systems);
+  const output::Table t = calibration::predict_table(input, inputs(catalog, platforms, o.samples, o.seed));
+  std::filesystem::path out(o.out);
+  output::StagedFiles files(out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path());
+  files.write(out.filename().string(), output::to_csv(t));
+  files.commit();
+  int ok = 0;
+  for (const auto& s : t.column("status").text) ok += s == "ok" ? 1 : 0;
+  std::printf("predicted %d of %zu rows; wrote %s\n", ok, t.rows(), o.out.c_str());
+  return 0;
+}
+
+int validate_command(const ValidateOptions& o) {
+  const models::Catalog catalog(models::data_root() / "models");
+  const calibration::PlatformCatalog platforms(catalog);
+  const auto rows = calibration::read_mlperf_results(config::CsvTable::read(o.data));
+  const calibration::ValidationReport rep = calibration::validate_rows(rows, inputs(catalog, platforms, o.samples, o.seed));
+
+  const std::filesystem::path dir = o.out_dir.empty() ? std::string("results/validation") : o.out_dir;
+  output::StagedFiles files(dir);
+  files.write("mlperf_rows.csv", output::to_csv(calibration::validation_table(rep)));
+  files.write("mlperf_summary.csv", output::to_csv(calibration::summary_table(rep)));
+  const bool plotted = plot_validation(files.stage("mlperf.png"), rep);
+  if (!plotted) files.drop("mlperf.png");
+  files.commit();
+
+  std::printf("%-18s %5s %10s %8s %8s %10s\n", "group", "rows", "median %", "p90 %", "max %", "in p10-p90");
+  for (const auto& s : rep.summaries) {
+    std::printf("%-18s %5d %10.1f %8.1f %8.1f %10.2f\n", s.group.c_str(), s.rows, s.median_ape, s.p90_ape, s.max_ape,
+                s.coverage);
+  }
+  std::vector<const calibration::ValidationRow*> worst;
+  for (const auto& r : rep.rows) worst.push_back(&r);
+  std::sort(worst.begin(), worst.end(), [](auto a, auto b) { return std::abs(a->error) > std::abs(b->error); });
+  std::printf("\nworst rows:\n");
+  for (std::size_t i = 0; i < std::min<std::size_t>(8, worst.size()); ++i) {
+    const auto& r = *worst[i];
+    std::printf("  %+6.1f%%  %-16s %5d x %-26s published %8.3f predicted %8.3f min  %s %s\n", 100 * r.error,
+                r.row.benchmark.c_str(), r.row.accelerators, r.row.accelerator.c_str(), *r.row.time_to_train_min,
+                to_seconds(r.prediction.estimate.time_to_train) / 60, r.row.submitter.c_str(),
+                r.row.system_name.c_str());
+  }
+  for (const auto& s : rep.skipped) std::printf("skipped %s\n", s.c_str());
+  std::printf("wrote %s/{mlperf_rows.csv,mlperf_summary.csv%s}\n", dir.string().c_str(), plotted ? ",mlperf.png" : "");
+  return 0;
+}
+
+}  // namespace sp::cli
