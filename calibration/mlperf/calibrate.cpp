@@ -170,8 +170,6 @@ FitResult calibrate_mlperf(const std::vector<MlperfResult>& rows, const models::
   out.converged = full.converged;
   out.rows_used = pb.rows.size();
   out.calibration = pb.calibration(full.x);
-  for (const std::string& w : pb.workloads) out.parameter_names.push_back(w + ".efficiency_max (logit)");
-  out.parameter_names.clear();
   for (const std::string& w : pb.workloads) {
     out.parameter_names.push_back(w + ".efficiency_max");
     out.parameter_names.push_back(w + ".half_efficiency_batch");

@@ -37,7 +37,7 @@ struct ValidationReport {
   std::vector<std::string> skipped;      // rows without a published time or a model, and why
 };
 
-/// `predictions`, when given, replaces the model's prediction for each row (leave-one-out).
+/// Predicts every row with a published time and compares.
 ValidationReport validate_rows(const std::vector<MlperfResult>& rows, const SystemModelInputs& inputs);
 ValidationReport summarise(std::vector<ValidationRow> rows, std::vector<std::string> skipped);
 

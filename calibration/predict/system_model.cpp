@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "models/training/layout_search.hpp"
 #include "sim/config/loader.hpp"
 
 namespace sp::calibration {
@@ -75,55 +76,6 @@ std::int64_t typical_global_batch(const models::Workload& w, int n, int dp) {
   return static_cast<std::int64_t>(per_rank) * dp;
 }
 
-namespace {
-
-// Micro-batch sizes to try: the ones that divide the samples each data-parallel rank gets.
-std::vector<int> micro_batches(const models::ParallelSpec& s, int n, std::int64_t gbs) {
-  if (s.micro_batch) return {*s.micro_batch};
-  const int model = s.tensor.value_or(1) * s.context.value_or(1) * s.pipeline.value_or(1);
-  if (n % model != 0 || gbs % (n / model) != 0) return {};
-  const std::int64_t per_rank = gbs / (n / model);
-  std::vector<int> out;
-  for (std::int64_t m = per_rank; m >= 1; --m) {
-    if (per_rank % m == 0) out.push_back(static_cast<int>(m));
-  }
-  return out;
-}
-
-// The fastest layout that resolves and fits. First what submitters do when a batch does not fit:
-// the same layout with gradient accumulation (smaller micro-batches); failing that, any tensor,
-// context and pipeline sizes, keeping the workload's other choices.
-std::optional<models::TrainingEstimate> best_layout(const models::Workload& w, const models::Platform& p, int n,
-                                                    std::int64_t gbs, const models::ParallelSpec& base) {
-  std::optional<models::TrainingEstimate> best;
-  const auto consider = [&](models::ParallelSpec s) {
-    for (int mb : micro_batches(s, n, gbs)) {
-      s.micro_batch = mb;
-      std::string why;
-      if (!models::resolve_layout(s, p.topology, n, gbs, why)) continue;
-      const models::TrainingEstimate e = models::estimate_training(w, p, n, gbs, s);
-      if (e.ok() && (!best || e.time_to_train < best->time_to_train)) best = e;
-      if (e.ok()) break;  // smaller micro-batches only run slower
-    }
-  };
-  consider(base);
-  if (best) return best;
-  for (int tp : {1, 2, 4, 8}) {
-    for (int cp : {1, 2, 4}) {
-      for (int pp : {1, 2, 4, 8}) {
-        models::ParallelSpec s = base;
-        s.tensor = tp;
-        s.context = cp;
-        s.pipeline = pp;
-        consider(s);
-      }
-    }
-  }
-  return best;
-}
-
-}  // namespace
-
 SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs& in) {
   SystemPrediction out;
   const auto fail = [&](std::string status, std::string message) {
@@ -156,25 +108,17 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   }
   out.global_batch = gbs;
 
-  std::string why;
-  models::TrainingEstimate e;
-  if (models::resolve_layout(spec, p->topology, n, gbs, why)) {
-    e = models::estimate_training(*w, *p, n, gbs, spec);
-  } else {
-    e.status = "invalid_layout";
+  // The workload's usual layout, or the fastest its search allows on this machine; failing
+  // both, the fastest that fits at all (a submitter would find one).
+  const auto e = models::fastest_layout(*w, *p, n, gbs, spec, spec.search.value_or(models::LayoutSearch{}), models::Fidelity::analytic,
+                                        models::LayoutFallback::any);
+  if (!e) {
+    return fail("error", "no parallel layout fits " + std::to_string(n) + " accelerators at global batch " +
+                             std::to_string(gbs));
   }
-  if (!e.ok()) {
-    // The usual layout does not apply here (or does not fit): take the fastest one that does.
-    const auto alt = best_layout(*w, *p, n, gbs, spec);
-    if (!alt) {
-      return fail(e.status == "out_of_memory" ? "out_of_memory" : "error",
-                  e.status == "out_of_memory" ? e.message : "no parallel layout fits " + std::to_string(n) +
-                                                                " accelerators at global batch " + std::to_string(gbs));
-    }
-    e = *alt;
-  }
-  models::add_prediction_interval(e, *w, *p, in.samples, in.seed, static_cast<std::uint64_t>(row.row));
-  out.estimate = e;
+  if (!e->ok()) return fail(e->status, e->message);
+  out.estimate = *e;
+  models::add_prediction_interval(out.estimate, *w, *p, in.samples, in.seed, static_cast<std::uint64_t>(row.row));
   return out;
 }
 

@@ -20,6 +20,7 @@ void ParallelSpec::merge_from(const ParallelSpec& o) {
   if (o.micro_batch) micro_batch = o.micro_batch;
   if (o.distributed_optimizer) distributed_optimizer = o.distributed_optimizer;
   if (o.overlap_tensor_parallel) overlap_tensor_parallel = o.overlap_tensor_parallel;
+  if (o.search) search = o.search;
 }
 
 ParallelSpec ParallelSpecs::for_accelerators(int n) const {
@@ -32,10 +33,10 @@ namespace {
 ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
   if (allow_table) {
     n.expect_only({"tensor", "context", "pipeline", "micro_batch", "distributed_optimizer", "overlap_tensor_parallel",
-                   "by_accelerators"});
+                   "search", "by_accelerators"});
   } else {
     n.expect_only({"tensor", "context", "pipeline", "micro_batch", "distributed_optimizer",
-                   "overlap_tensor_parallel"});
+                   "overlap_tensor_parallel", "search"});
   }
   ParallelSpec s;
   const auto count = [&](const char* key, std::optional<int>& out) {
@@ -58,6 +59,20 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
     }
   }
   if (auto v = n.find("overlap_tensor_parallel")) s.overlap_tensor_parallel = v->as_bool();
+  if (auto search = n.find("search")) {
+    search->expect_only({"tensor", "context", "pipeline"});
+    LayoutSearch l;
+    const auto sizes = [&](const char* key, std::vector<int>& out) {
+      if (auto list = search->find(key)) {
+        for (const auto& v : list->elements()) out.push_back(static_cast<int>(v.as_positive_int()));
+        if (out.empty()) list->fail("needs at least one size");
+      }
+    };
+    sizes("tensor", l.tensor);
+    sizes("context", l.context);
+    sizes("pipeline", l.pipeline);
+    s.search = l;
+  }
   return s;
 }
 }  // namespace

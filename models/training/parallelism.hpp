@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/network/topology.hpp"
 #include "sim/config/config_node.hpp"
@@ -22,12 +23,21 @@ namespace sp::models {
 enum class Sharding { none, global, within_node };
 const char* sharding_name(Sharding s);
 
+/// The model-parallel sizes submitters choose among per system (they tune the layout to the
+/// machine: NVIDIA ran Llama2-70B LoRA as TP4 CP1 on 8 H100s but TP1 CP2 on 8 H200s, whose
+/// 141 GB hold the whole FP8 model). Predictions take the fastest that fits; empty: no search.
+struct LayoutSearch {
+  std::vector<int> tensor, context, pipeline;
+  bool empty() const { return tensor.empty() && context.empty() && pipeline.empty(); }
+};
+
 /// Fields left unset inherit from the layer below (workload default < workload per-N <
 /// scenario default < scenario per-N).
 struct ParallelSpec {
   std::optional<int> tensor, context, pipeline, micro_batch;
   std::optional<Sharding> distributed_optimizer;
   std::optional<bool> overlap_tensor_parallel;
+  std::optional<LayoutSearch> search;
 
   void merge_from(const ParallelSpec& over);
 };
@@ -40,7 +50,8 @@ struct ParallelSpecs {
 };
 
 /// Parses {tensor, context, pipeline, micro_batch, distributed_optimizer,
-/// overlap_tensor_parallel, by_accelerators: {N: {...}}}.
+/// overlap_tensor_parallel, search: {tensor: [..], context: [..], pipeline: [..]},
+/// by_accelerators: {N: {...}}}.
 ParallelSpecs parse_parallel_specs(const config::ConfigNode& node);
 
 /// A resolved layout for N accelerators and a global batch.

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "models/calibration.hpp"
+#include "models/training/layout_search.hpp"
 #include "sim/core/sha256.hpp"
 
 namespace sp {
@@ -160,7 +161,9 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
   for (std::size_t i = 0; i < items.size(); ++i) {
     const int n = s.accelerators[i];
     std::string why;
-    if (!models::resolve_layout(s.parallel_spec(n), s.platform.topology, n, s.batch.global_batch(n), why)) {
+    if (!models::resolve_layout(s.parallel_spec(n), s.platform.topology, n, s.batch.global_batch(n), why) &&
+        !models::fastest_layout(s.workload, s.platform, n, s.batch.global_batch(n), s.parallel_spec(n),
+                                s.layout_search(n))) {
       items[i].fail("no parallel layout: " + why, "set parallelism (tensor, context, pipeline, micro_batch) or the batch");
     }
   }
@@ -173,12 +176,26 @@ models::ParallelSpec ScenarioSpec::parallel_spec(int n) const {
   return p;
 }
 
+models::LayoutSearch ScenarioSpec::layout_search(int n) const {
+  const models::ParallelSpec own = parallelism.for_accelerators(n);
+  if (own.search) return *own.search;
+  if (own.tensor || own.context || own.pipeline) return {};
+  return workload.parallelism.for_accelerators(n).search.value_or(models::LayoutSearch{});
+}
+
 std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec) {
   std::vector<ScalingPoint> out;
   for (int n : spec.accelerators) {
     ScalingPoint p;
-    p.estimate = models::estimate_training(spec.workload, spec.platform, n, spec.batch.global_batch(n),
-                                           spec.parallel_spec(n), spec.fidelity);
+    const models::LayoutSearch search = spec.layout_search(n);
+    if (search.empty()) {
+      p.estimate = models::estimate_training(spec.workload, spec.platform, n, spec.batch.global_batch(n),
+                                             spec.parallel_spec(n), spec.fidelity);
+    } else {
+      // load_scenario made sure some candidate resolves.
+      p.estimate = *models::fastest_layout(spec.workload, spec.platform, n, spec.batch.global_batch(n),
+                                           spec.parallel_spec(n), search, spec.fidelity);
+    }
     models::add_prediction_interval(p.estimate, spec.workload, spec.platform, spec.samples, spec.seed,
                                     static_cast<std::uint64_t>(n));
     out.push_back(p);

@@ -40,6 +40,9 @@ struct ScenarioSpec {
 
   /// The layout spec at N: the workload's, then the scenario's overrides.
   models::ParallelSpec parallel_spec(int accelerators) const;
+  /// The sizes to search at N: the scenario's search; none when the scenario pins a tensor,
+  /// context or pipeline size (for all N or this one); otherwise the workload's.
+  models::LayoutSearch layout_search(int accelerators) const;
 
   std::string file;             // as given on the command line
   std::string file_sha256;      // of the file's bytes
