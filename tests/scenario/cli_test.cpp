@@ -175,3 +175,41 @@ TEST(Cli, ListsTheCatalog) {
   EXPECT_EQ(p.status, 0);
   EXPECT_NE(p.output.find("dgx_b200"), std::string::npos) << p.output;
 }
+
+TEST(Cli, PredictKeepsEveryRowAndSaysWhyOneCannotBeModelled) {
+  const fs::path dir = fresh_dir("predict");
+  fs::create_directories(dir);
+  {
+    std::ofstream f(dir / "systems.csv");
+    f << "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size\n"
+         "bert,NVIDIA H100-SXM5-80GB,8,1,8,\n"
+         "bert,NVIDIA Imaginary X1,8,1,8,\n"
+         "llama2_70b_lora,NVIDIA H200-SXM5-141GB,8,2,16,16\n";
+  }
+  const fs::path out = dir / "predicted.csv";
+  const RunResult r = run("predict --systems " + (dir / "systems.csv").string() + " --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("predicted 2 of 3 rows"), std::string::npos) << r.output;
+  std::istringstream csv(slurp(out));
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(csv, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 4u);
+  // The v4.1-typical BERT batch at 8 GPUs is 768 (models/workloads/bert.yaml).
+  EXPECT_NE(lines[1].find(",768,TP1 CP1 PP1 DP8 mb96 x1"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find(",error,unknown accelerator 'NVIDIA Imaginary X1'"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[3].find(",ok,"), std::string::npos) << lines[3];
+  // Same input, same bytes.
+  const std::string first = slurp(out);
+  ASSERT_EQ(run("predict --systems " + (dir / "systems.csv").string() + " --out " + out.string()).status, 0);
+  EXPECT_EQ(slurp(out), first);
+
+  // A missing column is bad input: located message, exit 2, no output.
+  {
+    std::ofstream f(dir / "bad.csv");
+    f << "benchmark,accelerator\nbert,x\n";
+  }
+  const RunResult bad = run("predict --systems " + (dir / "bad.csv").string() + " --out " + (dir / "p2.csv").string());
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.output.find("bad.csv:1: accelerators_per_node: missing column"), std::string::npos) << bad.output;
+  EXPECT_FALSE(fs::exists(dir / "p2.csv"));
+}
