@@ -1,6 +1,7 @@
 #include "models/calibration.hpp"
 
 #include <filesystem>
+#include <limits>
 
 #include "models/catalog.hpp"
 #include "sim/config/loader.hpp"
@@ -13,14 +14,27 @@ void Calibration::apply(Workload& w) const {
     w.half_efficiency_batch = it->second.half_efficiency_batch;
     w.model_error = it->second.model_error;
   }
+  if (!scale_error.empty()) w.model_error_by_scale = scale_error;
 }
 
 void Calibration::apply(Accelerator& a) const {
   if (auto it = accelerator_scale.find(a.name); it != accelerator_scale.end()) a.efficiency_scale = it->second;
 }
 
+const std::map<int, std::string>& scale_ranges() {
+  static const std::map<int, std::string> ranges = {
+      {8, "N<=8"}, {64, "N=9-64"}, {std::numeric_limits<int>::max(), "N>64"}};
+  return ranges;
+}
+
 Calibration parse_calibration(const config::ConfigNode& n) {
   Calibration c;
+  if (auto by = n.find("model_error_by_scale")) {
+    by->expect_only({"N<=8", "N=9-64", "N>64"});
+    for (const auto& [bound, name] : scale_ranges()) {
+      if (auto v = by->find(name)) c.scale_error[bound] = v->as_number();
+    }
+  }
   if (auto ws = n.find("workloads")) {
     for (const auto& [name, v] : ws->entries()) {
       v.expect_only({"efficiency_max", "half_efficiency_batch", "model_error"});

@@ -23,12 +23,16 @@ struct WorkloadCurve {
 struct Calibration {
   std::map<std::string, WorkloadCurve> workloads;       // by workload name
   std::map<std::string, double> accelerator_scale;      // by accelerator name
+  std::map<int, double> scale_error;  // upper bound of N -> model error there (Workload::model_error_by_scale)
 
   void apply(Workload& w) const;
   void apply(Accelerator& a) const;
 };
 
-/// Reads the `workloads` and `accelerators` sections of a parameter file.
+/// The scale ranges of the error summaries: "N<=8", "N=9-64", "N>64", by upper bound of N.
+const std::map<int, std::string>& scale_ranges();
+
+/// Reads the `workloads`, `accelerators` and `model_error_by_scale` sections of a parameter file.
 Calibration parse_calibration(const config::ConfigNode& node);
 /// The default: calibration/params/mlperf_v4.1.yaml under the data root, if it exists.
 Calibration default_calibration();

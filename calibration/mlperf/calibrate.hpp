@@ -35,9 +35,15 @@ struct FitResult {
   std::size_t rows_used = 0;
 };
 
-/// Fits on every row with a published time that the model can run; `loo` adds leave-one-system-out.
+struct CalibrateOptions {
+  bool leave_one_out = false;  // also refit without each system and predict it
+  int samples = 0;             // Monte Carlo replicates for the reports' [p10, p90] (0: none)
+  std::uint64_t seed = 1;
+};
+
+/// Fits on every row with a published time that the model can run.
 FitResult calibrate_mlperf(const std::vector<MlperfResult>& rows, const models::Catalog& catalog,
-                           const PlatformCatalog& platforms, bool loo);
+                           const PlatformCatalog& platforms, const CalibrateOptions& options);
 
 /// The parameter file: provenance (data file and its SHA-256, date, command), the parameters,
 /// the error summaries and the per-row residuals. `fitted_on` is the only line that changes when

@@ -85,6 +85,13 @@ ValidationReport summarise(std::vector<ValidationRow> rows, std::vector<std::str
   return rep;
 }
 
+void compare_with_published(ValidationRow& v) {
+  const double pub = *v.row.time_to_train_min;
+  const models::TrainingEstimate& e = v.prediction.estimate;
+  v.error = minutes(e.time_to_train) / pub - 1;
+  v.inside = minutes(e.p10) <= pub && pub <= minutes(e.p90);
+}
+
 ValidationReport validate_rows(const std::vector<MlperfResult>& rows, const SystemModelInputs& inputs) {
   std::vector<ValidationRow> out;
   std::vector<std::string> skipped;
@@ -98,9 +105,7 @@ ValidationReport validate_rows(const std::vector<MlperfResult>& rows, const Syst
       skipped.push_back(fmt::format("line {}: {} {}: {}", r.line, r.benchmark, r.system_name, v.prediction.message));
       continue;
     }
-    const double pub = *r.time_to_train_min;
-    v.error = minutes(v.prediction.estimate.time_to_train) / pub - 1;
-    v.inside = minutes(v.prediction.estimate.p10) <= pub && pub <= minutes(v.prediction.estimate.p90);
+    compare_with_published(v);
     out.push_back(v);
   }
   return summarise(std::move(out), std::move(skipped));

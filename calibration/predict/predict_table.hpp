@@ -37,6 +37,9 @@ struct ValidationReport {
   std::vector<std::string> skipped;      // rows without a published time or a model, and why
 };
 
+/// Sets error and inside from the prediction and the published time.
+void compare_with_published(ValidationRow& row);
+
 /// Predicts every row with a published time and compares.
 ValidationReport validate_rows(const std::vector<MlperfResult>& rows, const SystemModelInputs& inputs);
 ValidationReport summarise(std::vector<ValidationRow> rows, std::vector<std::string> skipped);

@@ -87,7 +87,7 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
       run = steps * base_step + std::max(0.0, waits) + converge * eval_per_sample;
     }
     // The model's own error, as calibration measured it on held-out systems, multiplies the score.
-    scores.push_back(olympic_mean(runs) * det::exp(model.normal(0.0, w.model_error)));
+    scores.push_back(olympic_mean(runs) * det::exp(model.normal(0.0, w.model_error_at(e.accelerators))));
   }
   std::sort(scores.begin(), scores.end());
   e.p10 = seconds(quantile(scores, 0.10));

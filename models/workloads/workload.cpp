@@ -5,6 +5,11 @@
 
 namespace sp::models {
 
+double Workload::model_error_at(int n) const {
+  const auto band = model_error_by_scale.lower_bound(n);
+  return band == model_error_by_scale.end() ? model_error : std::max(model_error, band->second);
+}
+
 std::int64_t Workload::total_parameters() const {
   std::int64_t n = 0;
   for (const auto& l : layers) n += l.parameters * l.repeat;

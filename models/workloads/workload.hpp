@@ -87,6 +87,12 @@ struct Workload {
   MemoryRule memory;
   int runs_per_result = 10;   // MLPerf scores the olympic mean of this many runs
   double model_error = 0;     // log-space spread of the model's own error (set by calibration)
+  /// The same, measured over all workloads per range of N: upper bound of N -> spread. The
+  /// error grows with the distance from the small systems most rows come from.
+  std::map<int, double> model_error_by_scale;
+
+  /// The spread at N: the larger of the workload's and its scale range's.
+  double model_error_at(int accelerators) const;
 
   std::int64_t total_parameters() const;
   std::int64_t trainable_parameters() const;

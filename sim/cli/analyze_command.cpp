@@ -28,7 +28,7 @@ bool plot_benchmark(const std::filesystem::path& png, const calibration::Benchma
                          c ? ", " : "", c, c, colours[c % 6]);
   }
   const std::string script = fmt::format(
-      "set terminal pngcairo size 800,520 font 'sans,11'\nset output '{}'\n{}"
+      "set terminal pngcairo noenhanced size 800,520 font 'sans,11'\nset output '{}'\n{}"
       "set logscale x 2\nset grid\nset key top right\nset xlabel 'accelerators (N)'\n"
       "set ylabel \"E' = (T_{{ref}}/T)/(N/N_{{ref}})\"\nset yrange [0:*]\n"
       "set title \"{}: per-accelerator efficiency of MLPerf systems (ref: {} accelerators, {:.2f} min)\"\n"

@@ -14,9 +14,10 @@ namespace sp::cli {
 
 namespace {
 void print(const char* title, const calibration::ValidationReport& rep) {
-  std::printf("%s\n%-18s %5s %10s %8s %8s\n", title, "group", "rows", "median %", "p90 %", "max %");
+  std::printf("%s\n%-18s %5s %10s %8s %8s %10s\n", title, "group", "rows", "median %", "p90 %", "max %", "in p10-p90");
   for (const auto& s : rep.summaries) {
-    std::printf("%-18s %5d %10.1f %8.1f %8.1f\n", s.group.c_str(), s.rows, s.median_ape, s.p90_ape, s.max_ape);
+    std::printf("%-18s %5d %10.1f %8.1f %8.1f %10.2f\n", s.group.c_str(), s.rows, s.median_ape, s.p90_ape, s.max_ape,
+                s.coverage);
   }
   std::vector<const calibration::ValidationRow*> worst;
   for (const auto& r : rep.rows) worst.push_back(&r);
@@ -35,7 +36,7 @@ int calibrate_mlperf_command(const CalibrateOptions& o) {
   const calibration::PlatformCatalog platforms(catalog);
   const std::string text = config::read_text_file(o.data);
   const auto rows = calibration::read_mlperf_results(config::CsvTable(text, o.data));
-  const calibration::FitResult fit = calibration::calibrate_mlperf(rows, catalog, platforms, o.loo);
+  const calibration::FitResult fit = calibration::calibrate_mlperf(rows, catalog, platforms, {o.loo, 100, 1});
 
   char date[32];
   const std::time_t now = std::time(nullptr);

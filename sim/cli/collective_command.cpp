@@ -35,7 +35,7 @@ bool plot_validation(const std::filesystem::path& png, const output::Table& t) {
   const auto& sim = t.column("simulated_time_us").values;
   for (std::size_t i = 0; i < t.rows(); ++i) data += fmt::format("{} {}\n", pub[i], sim[i]);
   const std::string script = fmt::format(
-      "set terminal pngcairo size 700,600 font 'sans,11'\nset output '{}'\n$d << EOD\n{}EOD\n"
+      "set terminal pngcairo noenhanced size 700,600 font 'sans,11'\nset output '{}'\n$d << EOD\n{}EOD\n"
       "set logscale xy\nset grid\nset key top left\nset xrange [5:2e5]\nset yrange [5:2e5]\n"
       "set xlabel 'published time (us)'\nset ylabel 'simulated time (us)'\n"
       "set title 'Collectives: simulated vs published nccl-tests'\n"

@@ -65,6 +65,7 @@ int predict_command(const PredictOptions& options);
 struct ValidateOptions {
   std::string data;
   std::string out_dir;
+  bool loo = false;  // refit without each system in turn and predict it
   int samples = 100;
   std::uint64_t seed = 1;
 };

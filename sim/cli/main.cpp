@@ -69,6 +69,8 @@ int main(int argc, char** argv) {
   CLI::App* validate_cmd = app.add_subcommand("validate", "predict every published MLPerf time and compare");
   validate_cmd->add_option("--data", validate.data, "MLPerf results CSV")->required();
   validate_cmd->add_option("--out,-o", validate.out_dir, "output folder (default results/validation)");
+  validate_cmd->add_flag("--loo", validate.loo,
+                         "refit without each system in turn and predict it (files mlperf_loo_*)");
   validate_cmd->add_option("--samples", validate.samples, "Monte Carlo replicates for p10/p90")->capture_default_str();
   validate_cmd->add_option("--seed", validate.seed, "random seed")->capture_default_str();
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "calibration/mlperf/calibrate.hpp"
 #include "calibration/predict/predict_table.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/output/plot.hpp"
@@ -15,7 +16,8 @@ namespace sp::cli {
 namespace {
 
 // Predicted against published, log-log, one colour per benchmark, with the diagonal.
-bool plot_validation(const std::filesystem::path& png, const calibration::ValidationReport& rep) {
+bool plot_validation(const std::filesystem::path& png, const calibration::ValidationReport& rep,
+                     const std::string& title) {
   static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd"};
   std::vector<std::string> names;
   for (const auto& r : rep.rows) {
@@ -35,11 +37,11 @@ bool plot_validation(const std::filesystem::path& png, const calibration::Valida
                          colours[b % 5]);
   }
   const std::string script = fmt::format(
-      "set terminal pngcairo size 760,640 font 'sans,11'\nset output '{}'\n{}"
+      "set terminal pngcairo noenhanced size 760,640 font 'sans,11'\nset output '{}'\n{}"
       "set logscale xy\nset grid\nset key top left\nset xrange [0.05:600]\nset yrange [0.05:600]\n"
       "set xlabel 'published time to train (min)'\nset ylabel 'predicted time to train (min), p10-p90'\n"
-      "set title 'scalepoint against MLPerf Training'\nplot {}\n",
-      png.string(), data, plots);
+      "set title '{}'\nplot {}\n",
+      png.string(), data, title, plots);
   return output::run_gnuplot(script, png.parent_path());
 }
 
@@ -69,14 +71,19 @@ int validate_command(const ValidateOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   const calibration::PlatformCatalog platforms(catalog);
   const auto rows = calibration::read_mlperf_results(config::CsvTable::read(o.data));
-  const calibration::ValidationReport rep = calibration::validate_rows(rows, inputs(catalog, platforms, o.samples, o.seed));
+  const calibration::ValidationReport rep =
+      o.loo ? calibration::calibrate_mlperf(rows, catalog, platforms, {true, o.samples, o.seed}).leave_one_out
+            : calibration::validate_rows(rows, inputs(catalog, platforms, o.samples, o.seed));
+  const std::string stem = o.loo ? "mlperf_loo" : "mlperf";
 
   const std::filesystem::path dir = o.out_dir.empty() ? std::string("results/validation") : o.out_dir;
   output::StagedFiles files(dir);
-  files.write("mlperf_rows.csv", output::to_csv(calibration::validation_table(rep)));
-  files.write("mlperf_summary.csv", output::to_csv(calibration::summary_table(rep)));
-  const bool plotted = plot_validation(files.stage("mlperf.png"), rep);
-  if (!plotted) files.drop("mlperf.png");
+  files.write(stem + "_rows.csv", output::to_csv(calibration::validation_table(rep)));
+  files.write(stem + "_summary.csv", output::to_csv(calibration::summary_table(rep)));
+  const bool plotted = plot_validation(files.stage(stem + ".png"), rep,
+                                      o.loo ? "scalepoint against MLPerf Training, each system left out of the fit"
+                                            : "scalepoint against MLPerf Training (calibrated on all rows)");
+  if (!plotted) files.drop(stem + ".png");
   files.commit();
 
   std::printf("%-18s %5s %10s %8s %8s %10s\n", "group", "rows", "median %", "p90 %", "max %", "in p10-p90");
@@ -96,7 +103,8 @@ int validate_command(const ValidateOptions& o) {
                 r.row.system_name.c_str());
   }
   for (const auto& s : rep.skipped) std::printf("skipped %s\n", s.c_str());
-  std::printf("wrote %s/{mlperf_rows.csv,mlperf_summary.csv%s}\n", dir.string().c_str(), plotted ? ",mlperf.png" : "");
+  std::printf("wrote %s/{%s_rows.csv,%s_summary.csv%s}\n", dir.string().c_str(), stem.c_str(), stem.c_str(),
+              plotted ? (","+ stem + ".png").c_str() : "");
   return 0;
 }
 

@@ -44,7 +44,7 @@ bool plot_scaling(const std::filesystem::path& png, const Table& table, const st
     data += fmt::format("{} {} {}\n", n.values[i], t.values[i], e.values[i]);
   }
   const std::string script = fmt::format(
-      "set terminal pngcairo size 1100,460 font 'sans,11'\n"
+      "set terminal pngcairo noenhanced size 1100,460 font 'sans,11'\n"
       "set output {out}\n"
       "$d << EOD\n{data}EOD\n"
       "set multiplot layout 1,2 title {title}\n"

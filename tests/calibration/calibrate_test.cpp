@@ -64,7 +64,7 @@ TEST(Calibrate, TheCommittedParametersComeFromTheCommittedData) {
   // calibration/params/mlperf_v4.1.yaml, which prints 6 significant digits. A model change that
   // moves the fit without regenerating the file fails here.
   const PlatformCatalog platforms(catalog());
-  const FitResult fit = calibrate_mlperf(v41(), catalog(), platforms, false);
+  const FitResult fit = calibrate_mlperf(v41(), catalog(), platforms, CalibrateOptions{});
   EXPECT_TRUE(fit.converged);
   EXPECT_EQ(fit.rows_used, 109u);
   const models::Calibration committed = models::parse_calibration(
@@ -91,6 +91,53 @@ TEST(Calibrate, TheCommittedParametersComeFromTheCommittedData) {
   EXPECT_EQ(all.group, "all");
   EXPECT_LT(all.median_ape, 5.0);
   EXPECT_LT(all.p90_ape, 12.0);
+}
+
+TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
+  // Replace every published time by the model's own prediction under known parameters, then
+  // fit from the files' values: the fit must find the known parameters again (up to the weak
+  // prior's pull and the layouts, which are chosen once with the files' values).
+  models::Calibration truth;
+  truth.workloads["bert"] = {0.45, 20.0, 0};
+  truth.workloads["llama2_70b_lora"] = {0.40, 0.1, 0};
+  truth.workloads["retinanet"] = {0.30, 3.0, 0};
+  truth.workloads["stable_diffusion"] = {0.42, 2.0, 0};
+  for (const char* a : {"A100-PCIe-80GB", "B200-SXM-180GB", "H100-NVL-94GB", "H200-SXM5-141GB", "RTX-4090", "RTX-A5000",
+                        "Radeon-RX-7900-XTX", "TPU-v5p"}) {
+    truth.accelerator_scale[a] = 0.7;
+  }
+  truth.accelerator_scale["H200-SXM5-141GB"] = 1.2;
+  const PlatformCatalog platforms(catalog());
+  const SystemModelInputs generate{catalog(), platforms, truth, 0, 1};
+  std::vector<MlperfResult> rows = v41();
+  for (MlperfResult& r : rows) {
+    if (!r.time_to_train_min) continue;
+    const SystemPrediction p = predict_system(r, generate);
+    if (p.status == "ok") r.time_to_train_min = to_seconds(p.estimate.time_to_train) / 60;
+  }
+  const FitResult fit = calibrate_mlperf(rows, catalog(), platforms, CalibrateOptions{});
+  for (const auto& [name, c] : truth.workloads) {
+    EXPECT_NEAR(fit.calibration.workloads.at(name).efficiency_max / c.efficiency_max, 1, 0.02) << name;
+    EXPECT_NEAR(fit.calibration.workloads.at(name).half_efficiency_batch / c.half_efficiency_batch, 1, 0.1) << name;
+  }
+  for (const auto& [name, s] : truth.accelerator_scale) {
+    EXPECT_NEAR(fit.calibration.accelerator_scale.at(name) / s, 1, 0.02) << name;
+  }
+  EXPECT_LT(fit.in_sample.summaries.back().max_ape, 2.0);
+}
+
+TEST(Calibrate, ModelErrorIsTheLargerOfTheWorkloadsAndItsScaleRanges) {
+  const models::Calibration c = models::parse_calibration(config::load_string(
+      "workloads: {bert: {efficiency_max: 0.5, half_efficiency_batch: 10, model_error: 0.05}}\n"
+      "model_error_by_scale: {\"N<=8\": 0.03, \"N=9-64\": 0.09, \"N>64\": 0.18}\n",
+      "params.yaml"));
+  models::Workload w = *catalog().find_workload("bert");
+  c.apply(w);
+  EXPECT_DOUBLE_EQ(w.model_error_at(4), 0.05);     // the workload's spread dominates on one node
+  EXPECT_DOUBLE_EQ(w.model_error_at(8), 0.05);
+  EXPECT_DOUBLE_EQ(w.model_error_at(9), 0.09);     // 9-64: the range's
+  EXPECT_DOUBLE_EQ(w.model_error_at(64), 0.09);
+  EXPECT_DOUBLE_EQ(w.model_error_at(3472), 0.18);  // > 64
 }
 
 TEST(SystemModel, TypicalBatchInterpolatesGeometrically) {
