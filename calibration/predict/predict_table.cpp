@@ -6,20 +6,14 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/quantile.hpp"
+
 namespace sp::calibration {
 
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 double minutes(Duration d) { return to_seconds(d) / 60.0; }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return kNaN;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto i = static_cast<std::size_t>(pos);
-  const double f = pos - static_cast<double>(i);
-  return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v[i];
-}
 }  // namespace
 
 output::Table predict_table(const config::CsvTable& input, const SystemModelInputs& inputs) {

@@ -90,11 +90,32 @@ ProtocolCosts parse_protocol(const config::ConfigNode& n, const Topology& topo) 
   return c;
 }
 
+// measured: {scale_up: [{from: "0 B", latency: "2 us", bandwidth: "5 GB/s"}, ...], provenance: ...}
+void parse_measured(const config::ConfigNode& n, Topology& topo) {
+  n.expect_only({"scale_up", "host", "scale_out", "provenance"});
+  for (Tier& t : topo.tiers) {
+    const auto list = n.find(t.name);
+    if (!list) continue;
+    for (const auto& s : list->elements()) {
+      s.expect_only({"ranks", "from", "latency", "bandwidth"});
+      MeasuredSegment seg{s.at("from").as_bytes(), s.at("latency").as_nonnegative_duration(),
+                          s.at("bandwidth").as_positive_bandwidth(), 0};
+      if (auto r = s.find("ranks")) seg.ranks = static_cast<int>(r->as_positive_int());
+      const MeasuredSegment* prev = t.measured.empty() ? nullptr : &t.measured.back();
+      if (prev && (seg.ranks < prev->ranks || (seg.ranks == prev->ranks && !(seg.from > prev->from)))) {
+        s.at("from").fail("segments must be grouped by ranks (ascending), then start at ascending sizes");
+      }
+      t.measured.push_back(seg);
+    }
+    if (t.measured.empty()) list->fail("needs at least one segment");
+  }
+}
+
 }  // namespace
 
 Platform parse_platform(const config::ConfigNode& n, const Catalog& catalog) {
   n.expect_only({"name", "accelerator", "accelerators_per_node", "scale_up", "host", "scale_out", "protocols",
-                 "algorithms", "compute_jitter"});
+                 "algorithms", "compute_jitter", "measured"});
   Platform p;
   p.name = n.at("name").as_string();
   p.accelerator = catalog.accelerator(n.at("accelerator"));
@@ -144,6 +165,7 @@ Platform parse_platform(const config::ConfigNode& n, const Catalog& catalog) {
     p.compute_jitter = j->as_number();
     if (p.compute_jitter < 0 || p.compute_jitter > 0.5) j->fail("must be between 0 and 0.5");
   }
+  if (auto m = n.find("measured")) parse_measured(*m, p.topology);
   return p;
 }
 

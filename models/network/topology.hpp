@@ -25,6 +25,18 @@ struct InNetworkReduction {
   Duration latency;   // start-up of one reduction (pipeline fill, switch set-up)
 };
 
+/// A measured regime of one tier (`scalepoint calibrate network`): from this collective size up
+/// to the next segment's, every algorithm step costs `latency` and streams at `bandwidth` (per
+/// accelerator inside a node; per node for the scale-out tier, measured one rank per node).
+/// Segments may be measured per group size: a group uses those of the nearest measured size
+/// at that tier (ranks 0: any size).
+struct MeasuredSegment {
+  Bytes from;
+  Duration latency;
+  BytesPerSecond bandwidth;
+  int ranks = 0;
+};
+
 struct Tier {
   std::string name;       // "scale_up", "host", "scale_out"
   TierKind kind = TierKind::switch_;
@@ -34,6 +46,7 @@ struct Tier {
   double oversubscription = 1;  // fat tree: downlink / uplink capacity of a leaf switch
   int nodes_per_leaf = 0;       // fat tree: nodes under one leaf switch (0: one non-blocking switch)
   std::optional<InNetworkReduction> reduction;
+  std::vector<MeasuredSegment> measured;  // ascending `from`; empty: the line rate and protocol costs
 
   BytesPerSecond effective() const { return bandwidth * efficiency; }
 };

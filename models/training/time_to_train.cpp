@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/training/stragglers.hpp"
+#include "sim/core/quantile.hpp"
 #include "sim/core/det_math.hpp"
 
 namespace sp::models {
@@ -53,14 +54,6 @@ double olympic_mean(std::vector<double> runs) {
   return sum / static_cast<double>(hi - lo);
 }
 
-namespace {
-double quantile(const std::vector<double>& sorted, double q) {
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const std::size_t i = static_cast<std::size_t>(pos);
-  const double frac = pos - static_cast<double>(i);
-  return i + 1 < sorted.size() ? sorted[i] + frac * (sorted[i + 1] - sorted[i]) : sorted[i];
-}
-}  // namespace
 
 void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platform& p, int samples,
                              std::uint64_t seed, std::uint64_t point) {
@@ -90,9 +83,9 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
     scores.push_back(olympic_mean(runs) * det::exp(model.normal(0.0, w.model_error_at(e.accelerators))));
   }
   std::sort(scores.begin(), scores.end());
-  e.p10 = seconds(quantile(scores, 0.10));
-  e.p50 = seconds(quantile(scores, 0.50));
-  e.p90 = seconds(quantile(scores, 0.90));
+  e.p10 = seconds(sorted_quantile(scores, 0.10));
+  e.p50 = seconds(sorted_quantile(scores, 0.50));
+  e.p90 = seconds(sorted_quantile(scores, 0.90));
 }
 
 }  // namespace sp::models

@@ -82,4 +82,20 @@ struct CalibrateOptions {
 /// `scalepoint calibrate mlperf`: fit the model's free parameters to published times.
 int calibrate_mlperf_command(const CalibrateOptions& options);
 
+struct CalibrateNetworkOptions {
+  std::vector<std::string> inputs;  // scalepoint-bench CSV, nccl-tests text or JSON, OSU output
+  std::string base = "localhost";   // the platform the segments are added to
+  std::string out;
+  std::string op = "all_reduce";    // which measured operation the segments are fitted to
+  std::string input_op;             // what files that do not say measure (nccl-tests)
+  int ranks = 0;                    // ranks of files that do not say (OSU)
+  std::string scope;                // intra | inter, for files that do not say
+  int segments = 0;                 // > 0: exactly this many
+  int max_segments = 6;
+  std::string report_dir;           // the measured table and fits as CSV and plot
+};
+
+/// `scalepoint calibrate network`: piecewise alpha-beta per tier, written as a platform.
+int calibrate_network_command(const CalibrateNetworkOptions& options);
+
 }  // namespace sp::cli

@@ -81,6 +81,25 @@ int main(int argc, char** argv) {
   calibrate_mlperf->add_option("--data", calibrate.data, "MLPerf results CSV")->required();
   calibrate_mlperf->add_option("--out,-o", calibrate.out, "parameter file")->capture_default_str();
   calibrate_mlperf->add_flag("--loo", calibrate.loo, "also leave each system out in turn (slow), and set the model error");
+  sp::cli::CalibrateNetworkOptions network;
+  CLI::App* calibrate_network =
+      calibrate_cmd->add_subcommand("network", "piecewise alpha-beta segments per tier from measured collectives");
+  calibrate_network->add_option("--input,-i", network.inputs,
+                                "scalepoint-bench CSV, nccl-tests output (text or -J JSON), OSU output")
+      ->required();
+  calibrate_network->add_option("--out,-o", network.out, "platform file to write")->required();
+  calibrate_network->add_option("--base", network.base, "platform the segments are added to (name or file)")
+      ->capture_default_str();
+  calibrate_network->add_option("--op", network.op, "operation to fit: all_reduce, all_gather, ..., ping_pong")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all", "ping_pong"}));
+  calibrate_network->add_option("--input-op", network.input_op, "what nccl-tests files measure, when not in the name");
+  calibrate_network->add_option("--ranks", network.ranks, "ranks of files that do not say (OSU)");
+  calibrate_network->add_option("--scope", network.scope, "intra | inter, for files that do not say")
+      ->check(CLI::IsMember({"intra", "inter"}));
+  calibrate_network->add_option("--segments", network.segments, "exactly this many segments (default: chosen by BIC)");
+  calibrate_network->add_option("--max-segments", network.max_segments, "at most this many")->capture_default_str();
+  calibrate_network->add_option("--report", network.report_dir, "folder for network_fit.csv and network_fit.png");
 
   std::string list_what;
   CLI::App* list_cmd = app.add_subcommand("list", "list the accelerators or workloads in the catalog");
@@ -113,6 +132,7 @@ int main(int argc, char** argv) {
     if (predict_cmd->parsed()) return sp::cli::predict_command(predict);
     if (validate_cmd->parsed()) return sp::cli::validate_command(validate);
     if (calibrate_mlperf->parsed()) return sp::cli::calibrate_mlperf_command(calibrate);
+    if (calibrate_network->parsed()) return sp::cli::calibrate_network_command(network);
   } catch (const sp::InputError& e) {
     std::fprintf(stderr, "scalepoint: error: %s\n", e.what());
     return 2;

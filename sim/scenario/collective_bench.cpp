@@ -15,7 +15,7 @@ namespace sp {
 
 namespace fs = std::filesystem;
 
-models::Platform load_platform(const std::string& name, const models::Catalog& catalog) {
+fs::path find_platform_file(const std::string& name) {
   fs::path file(name);
   if (!fs::exists(file)) {
     const fs::path dir = models::data_root() / "scenarios" / "platforms";
@@ -35,7 +35,11 @@ models::Platform load_platform(const std::string& name, const models::Catalog& c
                            ", or a path to a platform file");
     }
   }
-  return models::parse_platform(config::load_file(file.string()), catalog);
+  return file;
+}
+
+models::Platform load_platform(const std::string& name, const models::Catalog& catalog) {
+  return models::parse_platform(config::load_file(find_platform_file(name).string()), catalog);
 }
 
 std::vector<Bytes> size_range(const std::string& spec, double factor) {

@@ -3,6 +3,7 @@
 // against published nccl-tests measurements (calibration/data/nccl_published.csv).
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@ namespace sp {
 
 /// A platform by file path, or by name in scenarios/platforms ("dgx_h100").
 models::Platform load_platform(const std::string& name_or_file, const models::Catalog& catalog);
+/// The file behind a platform name (scenarios/platforms/NAME.yaml) or path; InputError when none.
+std::filesystem::path find_platform_file(const std::string& name_or_file);
 
 /// "8B:8GiB" with a step factor (nccl-tests -b/-e/-f), or a single size "64MiB".
 std::vector<Bytes> size_range(const std::string& spec, double factor);
