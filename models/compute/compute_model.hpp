@@ -29,9 +29,11 @@ struct ComputeModel {
 
 /// The workload's curve on an accelerator: its peak at the workload's precision, and the
 /// curve's maximum scaled by how well the accelerator's software runs this kind of work
-/// (efficiency_scale, 1 for the reference H100, set by calibration), capped at the peak.
+/// (efficiency_scale, 1 for the reference H100, set by calibration), capped at what the
+/// accelerator's best GEMM reached where that was measured (1, the peak, otherwise).
 inline ComputeModel compute_model_for(const Workload& w, const Accelerator& a) {
-  return ComputeModel{a.training_peak(w.precision).value(), std::min(1.0, w.efficiency_max * a.efficiency_scale),
+  return ComputeModel{a.training_peak(w.precision).value(),
+                      std::min(a.gemm_ceiling(w.precision), w.efficiency_max * a.efficiency_scale),
                       w.half_efficiency_batch};
 }
 

@@ -9,14 +9,28 @@ const std::vector<std::string> kPrecisions = {"bf16", "fp16", "fp8"};
 const std::vector<std::string> kTopologies = {"switch", "bridge", "pcie", "torus3d"};
 }  // namespace
 
+namespace {
+std::vector<std::string> fallbacks(const std::string& precision) {
+  return precision == "fp8"    ? std::vector<std::string>{"fp8", "bf16", "fp16"}
+         : precision == "bf16" ? std::vector<std::string>{"bf16", "fp16"}
+                               : std::vector<std::string>{precision, "bf16"};
+}
+}  // namespace
+
 std::optional<FlopsPerSecond> Accelerator::training_peak(const std::string& precision) const {
-  const std::vector<std::string> order = precision == "fp8"    ? std::vector<std::string>{"fp8", "bf16", "fp16"}
-                                         : precision == "bf16" ? std::vector<std::string>{"bf16", "fp16"}
-                                                               : std::vector<std::string>{precision, "bf16"};
-  for (const std::string& p : order) {
+  for (const std::string& p : fallbacks(precision)) {
     if (auto it = peak.find(p); it != peak.end()) return it->second;
   }
   return std::nullopt;
+}
+
+double Accelerator::gemm_ceiling(const std::string& precision) const {
+  for (const std::string& p : fallbacks(precision)) {
+    if (peak.count(p) == 0) continue;  // the precision training_peak runs at
+    const auto it = gemm_efficiency.find(p);
+    return it == gemm_efficiency.end() ? 1.0 : it->second.efficiency_max;
+  }
+  return 1.0;
 }
 
 FlopsPerSecond Accelerator::peak_for(const std::string& precision, const config::ConfigNode& where) const {
@@ -30,7 +44,7 @@ FlopsPerSecond Accelerator::peak_for(const std::string& precision, const config:
 }
 
 Accelerator parse_accelerator(const config::ConfigNode& n) {
-  n.expect_only({"name", "vendor", "aliases", "peak", "memory", "scale_up", "tdp", "typical_node"});
+  n.expect_only({"name", "vendor", "aliases", "peak", "memory", "scale_up", "tdp", "typical_node", "gemm_efficiency"});
   Accelerator a;
   a.name = n.at("name").as_string();
   a.vendor = n.at("vendor").as_string();
@@ -68,6 +82,17 @@ Accelerator parse_accelerator(const config::ConfigNode& n) {
   if (nic_count < 0) nics.fail("must not be negative");
   a.typical_nics = static_cast<int>(nic_count);
   if (a.typical_nics > 0) a.typical_nic_bandwidth = node.at("nic_bandwidth").as_positive_bandwidth();
+  if (auto g = n.find("gemm_efficiency")) {
+    // {bf16: {efficiency_max: 0.8, half_flops: "2 GFLOP"}, provenance: {...}}
+    for (const auto& [dtype, v] : g->entries()) {
+      if (dtype == "provenance") continue;
+      if (std::find(kPrecisions.begin(), kPrecisions.end(), dtype) == kPrecisions.end()) {
+        v.fail("unknown precision '" + dtype + "'", "valid: bf16, fp16, fp8");
+      }
+      v.expect_only({"efficiency_max", "half_flops"});
+      a.gemm_efficiency[dtype] = {v.at("efficiency_max").as_fraction(), v.at("half_flops").as_flops()};
+    }
+  }
   return a;
 }
 

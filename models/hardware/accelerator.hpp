@@ -29,6 +29,13 @@ struct Accelerator {
   /// How well training software runs on it relative to the reference H100 (1): scales the
   /// workloads' efficiency curves. Set by calibration (calibration/params), not by the file.
   double efficiency_scale = 1.0;
+  /// Measured dense GEMM efficiency by dtype (`scalepoint calibrate compute`): achieved / peak
+  /// = efficiency_max x F / (F + half_flops) for a GEMM of F FLOPs. Empty unless measured.
+  struct GemmEfficiency {
+    double efficiency_max = 1;
+    Flops half_flops;
+  };
+  std::map<std::string, GemmEfficiency> gemm_efficiency;
 
   /// The dense rate training at `precision` runs at: that precision's peak, or where the
   /// accelerator has no such mode, the precision it falls back to (fp8 -> bf16 -> fp16; bf16 and
@@ -36,6 +43,9 @@ struct Accelerator {
   std::optional<FlopsPerSecond> training_peak(const std::string& precision) const;
   /// The same; InputError at `where` when none applies.
   FlopsPerSecond peak_for(const std::string& precision, const config::ConfigNode& where) const;
+  /// The best fraction of peak a GEMM reached at `precision` (same fallbacks as training_peak),
+  /// or 1 when not measured: no training step runs its dense math faster.
+  double gemm_ceiling(const std::string& precision) const;
 };
 
 Accelerator parse_accelerator(const config::ConfigNode& node);

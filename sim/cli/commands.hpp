@@ -15,6 +15,7 @@ struct RunOptions {
   std::vector<std::string> overrides;
   std::optional<long long> seed;
   std::optional<int> samples;
+  std::string platform;  // replaces the scenario's platform: a name in scenarios/platforms or a file
   bool quiet = false;
   std::vector<std::string> command_line;
 };
@@ -94,6 +95,16 @@ struct CalibrateNetworkOptions {
   int max_segments = 6;
   std::string report_dir;           // the measured table and fits as CSV and plot
 };
+
+struct CalibrateComputeOptions {
+  std::string input;        // scalepoint-gpu-bench CSV
+  std::string accelerator;  // catalog name or alias; default: the CSV's device 0
+  std::string dtype = "bf16";
+  std::string out;
+};
+
+/// `scalepoint calibrate compute`: the GEMM efficiency curve for a hardware file.
+int calibrate_compute_command(const CalibrateComputeOptions& options);
 
 /// `scalepoint calibrate network`: piecewise alpha-beta per tier, written as a platform.
 int calibrate_network_command(const CalibrateNetworkOptions& options);

@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   run_cmd->add_option("--seed", run.seed, "random seed (overrides the scenario's seed)");
   run_cmd->add_option("--samples", run.samples, "Monte Carlo replicates for p10/p50/p90 (default: the scenario's, 100)");
+  run_cmd->add_option("--platform", run.platform,
+                      "replace the scenario's platform (a name in scenarios/platforms, or a file such as a "
+                      "calibrate network output)");
   run_cmd->add_flag("--quiet,-q", run.quiet, "print nothing but errors");
 
   sp::cli::CollectiveOptions coll;
@@ -100,6 +103,16 @@ int main(int argc, char** argv) {
   calibrate_network->add_option("--segments", network.segments, "exactly this many segments (default: chosen by BIC)");
   calibrate_network->add_option("--max-segments", network.max_segments, "at most this many")->capture_default_str();
   calibrate_network->add_option("--report", network.report_dir, "folder for network_fit.csv and network_fit.png");
+  sp::cli::CalibrateComputeOptions compute;
+  CLI::App* calibrate_compute =
+      calibrate_cmd->add_subcommand("compute", "GEMM efficiency against size from scalepoint-gpu-bench output");
+  calibrate_compute->add_option("--input,-i", compute.input, "scalepoint-gpu-bench CSV")->required();
+  calibrate_compute->add_option("--out,-o", compute.out, "gemm_efficiency fragment to write")->required();
+  calibrate_compute->add_option("--accelerator", compute.accelerator,
+                                "catalog name or alias (default: the CSV's device 0)");
+  calibrate_compute->add_option("--dtype", compute.dtype, "bf16 | fp16 | fp8")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
 
   std::string list_what;
   CLI::App* list_cmd = app.add_subcommand("list", "list the accelerators or workloads in the catalog");
@@ -133,6 +146,7 @@ int main(int argc, char** argv) {
     if (validate_cmd->parsed()) return sp::cli::validate_command(validate);
     if (calibrate_mlperf->parsed()) return sp::cli::calibrate_mlperf_command(calibrate);
     if (calibrate_network->parsed()) return sp::cli::calibrate_network_command(network);
+    if (calibrate_compute->parsed()) return sp::cli::calibrate_compute_command(compute);
   } catch (const sp::InputError& e) {
     std::fprintf(stderr, "scalepoint: error: %s\n", e.what());
     return 2;

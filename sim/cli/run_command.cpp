@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "models/catalog.hpp"
+#include "sim/config/loader.hpp"
 #include "sim/output/hdf5_writer.hpp"
 #include "sim/output/manifest.hpp"
 #include "sim/output/plot.hpp"
@@ -40,6 +41,11 @@ int run_command(const RunOptions& o) {
     const std::string k = std::to_string(*o.samples);
     overrides.push_back(config::Override{"samples", k, "--samples " + k});
   }
+  if (!o.platform.empty()) {
+    // The platform file, includes resolved, as if the scenario had written it inline.
+    const std::string yaml = config::load_file(find_platform_file(o.platform).string()).dump();
+    overrides.push_back(config::Override{"platform", yaml, "--platform " + o.platform});
+  }
   const models::Catalog catalog(models::data_root() / "models");
   const ScenarioSpec spec = load_scenario(o.scenario, overrides, catalog);
   const std::vector<ScalingPoint> points = run_scenario(spec);
@@ -67,6 +73,7 @@ int run_command(const RunOptions& o) {
               {"resolved_scenario_sha256", spec.resolved_sha256},
               {"seed", std::to_string(spec.seed)}};
   m.overrides = o.overrides;
+  if (!o.platform.empty()) m.overrides.push_back("platform=<" + o.platform + ">");
   m.files = {"summary.csv", "results.h5", "manifest.yaml"};
   const fs::path png = files.stage("scaling.png");
   const bool plotted = output::plot_scaling(

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "calibration/network/measurements.hpp"
@@ -125,4 +126,19 @@ TEST(CalibrateNetwork, TheFittedPlatformReproducesTheMeasuredTimes) {
   EXPECT_LT(errors[errors.size() / 2], 0.05);
   EXPECT_LT(errors[static_cast<std::size_t>(0.85 * static_cast<double>(errors.size()))], 0.10);
   EXPECT_LT(errors.back(), 0.15);
+}
+
+TEST(CalibrateCompute, WritesTheFragmentAndRejectsAnUnknownAccelerator) {
+  const fs::path out = fs::temp_directory_path() / "sp_gemm.yaml";
+  fs::remove(out);
+  const std::string input = std::string(SP_SOURCE_DIR) + "/tests/data/gpu_bench_synthetic.csv";
+  auto [status, text] = shell(std::string(SP_CLI) + " calibrate compute --input " + input + " --out " + out.string());
+  ASSERT_EQ(status, 0) << text;
+  EXPECT_NE(text.find("H100-SXM5-80GB bf16: efficiency_max 0.799"), std::string::npos) << text;
+  EXPECT_NE(slurp(out).find("bf16: {efficiency_max: 0.799"), std::string::npos);
+  std::tie(status, text) = shell(std::string(SP_CLI) + " calibrate compute --input " + input +
+                                 " --accelerator H1000 --out " + out.string() + ".x");
+  EXPECT_EQ(status, 2) << text;
+  EXPECT_NE(text.find("no hardware file in models/hardware names 'H1000'"), std::string::npos) << text;
+  EXPECT_FALSE(fs::exists(out.string() + ".x"));
 }

@@ -213,3 +213,14 @@ TEST(Cli, PredictKeepsEveryRowAndSaysWhyOneCannotBeModelled) {
   EXPECT_NE(bad.output.find("bad.csv:1: accelerators_per_node: missing column"), std::string::npos) << bad.output;
   EXPECT_FALSE(fs::exists(dir / "p2.csv"));
 }
+
+TEST(Cli, PlatformOptionReplacesTheScenariosPlatform) {
+  const fs::path out = fresh_dir("platform");
+  const RunResult r = run("run " + scenario("bert") + " --platform dgx_h200 --set accelerators=[8] --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("bert on DGX H200"), std::string::npos) << r.output;
+  EXPECT_NE(slurp(out / "manifest.yaml").find("platform=<dgx_h200>"), std::string::npos);
+  const RunResult bad = run("run " + scenario("bert") + " --platform dgx_h2000");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.output.find("did you mean 'dgx_h200'"), std::string::npos) << bad.output;
+}
