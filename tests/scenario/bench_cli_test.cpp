@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "calibration/network/measurements.hpp"
+#include "shell.hpp"
 #include "models/collective/collective.hpp"
 #include "sim/config/csv.hpp"
 #include "sim/config/loader.hpp"
@@ -31,20 +32,11 @@ std::pair<int, std::string> shell(const std::string& cmd) {
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
   setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 0);
-  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
-  const int raw = pclose(pipe);
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
+  const auto r = sp::testing::shell(cmd);
+  return {r.status, r.output};
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using sp::testing::slurp;
 
 void expect_bench_run(int ranks) {
   const fs::path out = fs::temp_directory_path() / ("sp_bench_np" + std::to_string(ranks) + ".csv");

@@ -15,36 +15,21 @@
 
 #include <H5Cpp.h>
 
+#include "shell.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int status;
-  std::string output;  // stdout and stderr
-};
+using sp::testing::RunResult;
+using sp::testing::slurp;
 
-RunResult run(const std::string& args) {
-  const std::string cmd = std::string(SP_CLI) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
-  const int raw = pclose(pipe);
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
-}
+RunResult run(const std::string& args) { return sp::testing::shell(std::string(SP_CLI) + " " + args); }
 
 fs::path fresh_dir(const std::string& name) {
   const fs::path d = fs::temp_directory_path() / ("sp_cli_test_" + name);
   fs::remove_all(d);
   return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::string scenario(const std::string& name) { return std::string(SP_SOURCE_DIR) + "/scenarios/" + name + ".yaml"; }
