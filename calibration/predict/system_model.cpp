@@ -58,24 +58,6 @@ std::optional<models::Platform> PlatformCatalog::for_system(const models::Accele
   return resize_node(*same_kind, per_node);
 }
 
-std::int64_t typical_global_batch(const models::Workload& w, int n, int dp) {
-  const auto& t = w.typical_global_batch;
-  double gbs;
-  auto hi = t.lower_bound(n);
-  if (hi == t.end()) {
-    gbs = static_cast<double>(std::prev(hi)->second);
-  } else if (hi->first == n || hi == t.begin()) {
-    gbs = static_cast<double>(hi->second);
-  } else {
-    const auto lo = std::prev(hi);
-    const double f = std::log(static_cast<double>(n) / lo->first) / std::log(static_cast<double>(hi->first) / lo->first);
-    gbs = std::exp(std::log(static_cast<double>(lo->second)) +
-                   f * (std::log(static_cast<double>(hi->second)) - std::log(static_cast<double>(lo->second))));
-  }
-  const double per_rank = std::max(1.0, std::round(gbs / dp));
-  return static_cast<std::int64_t>(per_rank) * dp;
-}
-
 SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs& in) {
   SystemPrediction out;
   const auto fail = [&](std::string status, std::string message) {

@@ -29,9 +29,7 @@ class PlatformCatalog {
 /// The platform with a different number of accelerators per node (NICs per accelerator kept).
 models::Platform resize_node(models::Platform platform, int per_node);
 
-/// The typical global batch at N (geometric interpolation between the workload's v4.1 points),
-/// rounded to a whole number of samples per data-parallel rank.
-std::int64_t typical_global_batch(const models::Workload& w, int accelerators, int data_parallel);
+using models::typical_global_batch;
 
 struct SystemPrediction {
   std::string status = "ok";  // ok | error | out_of_memory

@@ -103,4 +103,9 @@ struct Workload {
 
 Workload parse_workload(const config::ConfigNode& node);
 
+/// The typical global batch at N (geometric interpolation between the workload's v4.1 points,
+/// the nearest end point outside them), rounded to a whole number of samples per data-parallel
+/// rank.
+std::int64_t typical_global_batch(const Workload& w, int accelerators, int data_parallel);
+
 }  // namespace sp::models

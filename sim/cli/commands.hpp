@@ -96,6 +96,16 @@ struct CalibrateNetworkOptions {
   std::string report_dir;           // the measured table and fits as CSV and plot
 };
 
+struct SweepOptions {
+  std::string sweep;
+  std::string out_dir;  // default results/<sweep name>
+  bool resume = false;
+  bool quiet = false;
+};
+
+/// `scalepoint sweep`: every point of a sweep file, serially or under mpirun.
+int sweep_command(const SweepOptions& options);
+
 struct CalibrateComputeOptions {
   std::string input;        // scalepoint-gpu-bench CSV
   std::string accelerator;  // catalog name or alias; default: the CSV's device 0

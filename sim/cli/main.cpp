@@ -77,6 +77,12 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--samples", validate.samples, "Monte Carlo replicates for p10/p90")->capture_default_str();
   validate_cmd->add_option("--seed", validate.seed, "random seed")->capture_default_str();
 
+  sp::cli::SweepOptions sweep;
+  CLI::App* sweep_cmd = app.add_subcommand("sweep", "run every point of a sweep file (serially, or under mpirun)");
+  sweep_cmd->add_option("sweep", sweep.sweep, "sweep YAML file (scenarios/sweeps/)")->required();
+  sweep_cmd->add_option("--out,-o", sweep.out_dir, "output folder (default results/<sweep name>)");
+  sweep_cmd->add_flag("--resume", sweep.resume, "skip the points a previous run of this sweep finished");
+  sweep_cmd->add_flag("--quiet,-q", sweep.quiet, "no progress, no summary");
   sp::cli::CalibrateOptions calibrate;
   CLI::App* calibrate_cmd = app.add_subcommand("calibrate", "fit the model to measurements");
   calibrate_cmd->require_subcommand(1);
@@ -144,6 +150,7 @@ int main(int argc, char** argv) {
     if (analyze_cmd->parsed()) return sp::cli::analyze_command(analyze);
     if (predict_cmd->parsed()) return sp::cli::predict_command(predict);
     if (validate_cmd->parsed()) return sp::cli::validate_command(validate);
+    if (sweep_cmd->parsed()) return sp::cli::sweep_command(sweep);
     if (calibrate_mlperf->parsed()) return sp::cli::calibrate_mlperf_command(calibrate);
     if (calibrate_network->parsed()) return sp::cli::calibrate_network_command(network);
     if (calibrate_compute->parsed()) return sp::cli::calibrate_compute_command(compute);

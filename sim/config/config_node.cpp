@@ -225,6 +225,12 @@ std::string ConfigNode::dump() const {
   return out.c_str();
 }
 
+std::string ConfigNode::dump_flow() const {
+  YAML::Emitter out;
+  out << YAML::Flow << impl_->node;
+  return out.c_str();
+}
+
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;

@@ -74,6 +74,8 @@ class ConfigNode {
 
   /// Canonical YAML text of this subtree (used for hashing and provenance).
   std::string dump() const;
+  /// The same on one line (flow style): "[8, 16]", "{a: 1}".
+  std::string dump_flow() const;
 
   struct Impl;
   ConfigNode(std::shared_ptr<const Impl> impl, std::shared_ptr<const LoadContext> ctx,

@@ -26,14 +26,15 @@ Column text_column(std::string name, std::string description, std::vector<std::s
   return c;
 }
 
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
 std::string format_cell(const Column& c, std::size_t i) {
-  if (c.is_text()) {
-    const std::string& s = c.text[i];
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    return q + "\"";
-  }
+  if (c.is_text()) return csv_field(c.text[i]);
   const double v = c.values[i];
   if (c.integer) return fmt::format("{}", static_cast<long long>(std::llround(v)));
   return fmt::format("{}", v);

@@ -34,6 +34,9 @@ Column text_column(std::string name, std::string description, std::vector<std::s
 /// back to the same double (identical on every platform), text quoted when it must be.
 std::string format_cell(const Column& c, std::size_t i);
 
+/// A text cell, quoted when it must be (commas, quotes, newlines).
+std::string csv_field(const std::string& text);
+
 /// CSV text: a header of column names, then one line per row.
 std::string to_csv(const Table& t);
 

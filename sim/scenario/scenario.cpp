@@ -29,13 +29,17 @@ std::string file_dir(const std::string& file) {
 }
 
 BatchPolicy parse_batch(const config::ConfigNode& n) {
-  n.expect_only({"global", "per_accelerator", "global_by_accelerators"});
-  const int given = n.has("global") + n.has("per_accelerator") + n.has("global_by_accelerators");
+  n.expect_only({"global", "per_accelerator", "global_by_accelerators", "typical"});
+  const int given = n.has("global") + n.has("per_accelerator") + n.has("global_by_accelerators") + n.has("typical");
   if (given != 1) {
-    n.fail("give exactly one of global, per_accelerator, global_by_accelerators");
+    n.fail("give exactly one of global, per_accelerator, global_by_accelerators, typical");
   }
   BatchPolicy b;
-  if (auto g = n.find("global")) {
+  if (auto t = n.find("typical")) {
+    if (!t->as_bool()) t->fail("only 'typical: true' means something", "or give another batch policy");
+    b.kind = BatchPolicy::Kind::by_accelerators;
+    b.typical = true;  // filled in once the workload, layouts and counts are known
+  } else if (auto g = n.find("global")) {
     b.kind = BatchPolicy::Kind::global;
     b.global = g->as_positive_int();
   } else if (auto p = n.find("per_accelerator")) {
@@ -155,6 +159,13 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
   }
   const config::ConfigNode batch = root.at("batch");
   s.batch = parse_batch(batch);
+  if (s.batch.typical) {
+    for (int n : s.accelerators) {
+      const models::ParallelSpec p = s.parallel_spec(n);
+      const int model = p.tensor.value_or(1) * p.context.value_or(1) * p.pipeline.value_or(1);
+      s.batch.by_accelerators[n] = models::typical_global_batch(s.workload, n, n % model == 0 ? n / model : n);
+    }
+  }
   check_counts(s, list, batch);
   // Every N must have a layout; a bad one is the input's fault, not a result.
   const auto items = list.elements();
@@ -187,15 +198,13 @@ std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec) {
   std::vector<ScalingPoint> out;
   for (int n : spec.accelerators) {
     ScalingPoint p;
-    const models::LayoutSearch search = spec.layout_search(n);
-    if (search.empty()) {
-      p.estimate = models::estimate_training(spec.workload, spec.platform, n, spec.batch.global_batch(n),
-                                             spec.parallel_spec(n), spec.fidelity);
-    } else {
-      // load_scenario made sure some candidate resolves.
-      p.estimate = *models::fastest_layout(spec.workload, spec.platform, n, spec.batch.global_batch(n),
-                                           spec.parallel_spec(n), search, spec.fidelity);
-    }
+    // The layout as given, or the fastest its search allows; where the batch does not fit at
+    // once and no micro-batch is pinned, gradient accumulation, as submitters do.
+    const auto best = models::fastest_layout(spec.workload, spec.platform, n, spec.batch.global_batch(n),
+                                             spec.parallel_spec(n), spec.layout_search(n), spec.fidelity);
+    p.estimate = best ? *best
+                      : models::estimate_training(spec.workload, spec.platform, n, spec.batch.global_batch(n),
+                                                  spec.parallel_spec(n), spec.fidelity);
     models::add_prediction_interval(p.estimate, spec.workload, spec.platform, spec.samples, spec.seed,
                                     static_cast<std::uint64_t>(n));
     out.push_back(p);

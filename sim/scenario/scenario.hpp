@@ -22,6 +22,7 @@ struct BatchPolicy {
   std::int64_t global = 0;
   std::int64_t per_accelerator = 0;
   std::map<int, std::int64_t> by_accelerators;
+  bool typical = false;  // by_accelerators from the workload's v4.1-typical batches (typical: true)
 
   std::int64_t global_batch(int accelerators) const;
 };

@@ -1,0 +1,166 @@
+#include "sim/sweep/sweep_runner.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "sim/config/loader.hpp"
+#include "sim/core/error.hpp"
+#include "sim/output/table.hpp"
+#include "sim/scenario/scaling_table.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace sp {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string point_prefix(const SweepSpec& spec, const SweepPoint& p) {
+  std::string out = std::to_string(p.id);
+  for (const auto& key : spec.keys) out += "," + output::csv_field(spec.value(p, key));
+  return out;
+}
+
+// One row saying why the point has no result: empty cells but status and message.
+std::string failed_row(const SweepSpec& spec, const SweepPoint& p, const std::string& status,
+                       const std::string& message) {
+  std::string row = point_prefix(spec, p);
+  for (const auto& c : scaling_table({}).columns) {
+    row += "," + (c.name == "status" ? status : c.name == "message" ? output::csv_field(message) : std::string());
+  }
+  return row + "\n";
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void write_all(int fd, const std::string& text, const std::string& file) {
+  std::size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n <= 0) throw ModelError("cannot write " + file);
+    off += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+std::string sweep_header(const SweepSpec& spec) {
+  std::string h = "point";
+  // Swept keys as sweep.<key>: they may share a name with a result column (accelerators).
+  for (const auto& key : spec.keys) h += "," + output::csv_field("sweep." + key);
+  for (const auto& c : scaling_table({}).columns) h += "," + c.name;
+  return h + "\n";
+}
+
+std::string run_point(const SweepSpec& spec, const SweepPoint& p, const models::Catalog& catalog) {
+  try {
+    const ScenarioSpec s = load_scenario(spec.base_of(p), spec.overrides_of(p), catalog);
+    const output::Table t = scaling_table(run_scenario(s));
+    const std::string prefix = point_prefix(spec, p);
+    std::string rows;
+    for (std::size_t i = 0; i < t.rows(); ++i) {
+      rows += prefix;
+      for (const auto& c : t.columns) rows += "," + output::format_cell(c, i);
+      rows += "\n";
+    }
+    return rows;
+  } catch (const InputError& e) {
+    return failed_row(spec, p, "invalid", e.what());
+  } catch (const ModelError& e) {
+    return failed_row(spec, p, "error", e.what());
+  }
+}
+
+SweepWriter::SweepWriter(const std::string& dir, const SweepSpec& spec, bool resume) : dir_(dir), sha_(spec.sha256) {
+  fs::create_directories(dir_);
+  const fs::path csv = fs::path(dir_) / "sweep.csv", progress = fs::path(dir_) / "sweep.progress";
+  const std::string header = sweep_header(spec);
+  if (resume && fs::exists(progress)) {
+    std::istringstream in(config::read_text_file(progress.string()));
+    std::string sha;
+    in >> done_ >> bytes_ >> sha;
+    const SourceLocation where{"--resume", 0, 0};
+    if (!in || sha != sha_) {
+      throw InputError(where, "", progress.string() + " belongs to another sweep file (or is damaged)",
+                       "run without --resume to start again");
+    }
+    if (config::read_text_file(csv.string()).compare(0, header.size(), header) != 0) {
+      throw InputError(where, "", csv.string() + " has another header than this sweep's");
+    }
+    fs::resize_file(csv, bytes_);  // drops whatever a killed run wrote after its last finished point
+    fd_ = ::open(csv.c_str(), O_WRONLY | O_APPEND);
+  } else {
+    fd_ = ::open(csv.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd_ >= 0) {
+      write_all(fd_, header, csv.string());
+      bytes_ = header.size();
+      ::fsync(fd_);
+      write_progress();
+    }
+  }
+  if (fd_ < 0) throw InputError(SourceLocation{"--out", 0, 0}, "", "cannot write " + csv.string());
+}
+
+SweepWriter::~SweepWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void SweepWriter::add(int point, std::string rows) {
+  pending_[point] = std::move(rows);
+  for (auto it = pending_.find(done_); it != pending_.end(); it = pending_.find(done_)) {
+    const std::string& text = it->second;
+    if (text.find(",invalid,") != std::string::npos || text.find(",error,") != std::string::npos) ++failed_;
+    write_all(fd_, text, dir_ + "/sweep.csv");
+    ::fsync(fd_);  // the rows are on disk before the progress says so
+    bytes_ += text.size();
+    ++done_;
+    pending_.erase(it);
+    write_progress();
+  }
+}
+
+void SweepWriter::write_progress() {
+  // Written whole and renamed: a kill leaves the old progress or the new one, never half.
+  const fs::path tmp = fs::path(dir_) / "sweep.progress.tmp";
+  const std::string text = fmt::format("{} {} {}\n", done_, bytes_, sha_);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw ModelError("cannot write " + tmp.string());
+  write_all(fd, text, tmp.string());
+  ::fsync(fd);
+  ::close(fd);
+  fs::rename(tmp, fs::path(dir_) / "sweep.progress");
+}
+
+Progress::Progress(int total, int already_done, bool quiet)
+    : total_(total), start_done_(already_done), quiet_(quiet), tty_(::isatty(2) != 0), start_s_(now_s()) {}
+
+void Progress::update(int done) {
+  if (quiet_ || done == shown_) return;
+  const double t = now_s();
+  if (t - last_s_ < (tty_ ? 0.2 : 5.0) && done < total_) return;
+  shown_ = done;
+  last_s_ = t;
+  const double rate = (done - start_done_) / std::max(1e-9, t - start_s_);
+  const double eta = rate > 0 ? (total_ - done) / rate : 0;
+  const std::string line =
+      fmt::format("{}/{} points, {:.1f} points/s, ETA {:.0f} s", done, total_, rate, std::max(0.0, eta));
+  std::fprintf(stderr, tty_ ? "\r%s\033[K" : "%s\n", line.c_str());
+}
+
+void Progress::finish(int done) {
+  if (quiet_) return;
+  last_s_ = -1e9;
+  update(done);
+  if (tty_ && shown_ >= 0) std::fputc('\n', stderr);
+}
+
+}  // namespace sp

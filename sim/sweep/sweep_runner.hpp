@@ -1,0 +1,75 @@
+// Running a sweep: every point is the base scenario with its overrides, simulated as
+// `scalepoint run` would, and written as rows of one CSV in point order, whatever order the
+// points finish in, so that the bytes never depend on the rank count. After each point the
+// CSV is flushed to disk and a progress file records how far it is complete; --resume truncates
+// the CSV there and goes on. A point that fails is one row with its status and message.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "models/catalog.hpp"
+#include "sim/sweep/sweep_spec.hpp"
+
+namespace sp {
+
+/// point, one column per swept key (sweep.<key>), then the columns of `scalepoint run`'s summary.csv.
+std::string sweep_header(const SweepSpec& spec);
+
+/// The CSV rows of one point (each line ends in '\n'); never throws for a bad point.
+std::string run_point(const SweepSpec& spec, const SweepPoint& point, const models::Catalog& catalog);
+
+/// sweep.csv and sweep.progress in `dir`, written strictly in point order.
+class SweepWriter {
+ public:
+  /// Starts afresh, or with `resume` continues where sweep.progress says (InputError when the
+  /// progress belongs to another sweep file or another header).
+  SweepWriter(const std::string& dir, const SweepSpec& spec, bool resume);
+  ~SweepWriter();
+  SweepWriter(const SweepWriter&) = delete;
+  SweepWriter& operator=(const SweepWriter&) = delete;
+
+  /// Points [0, done()) are on disk.
+  int done() const { return done_; }
+  /// Buffers `rows` of `point`; writes (and syncs) every point that is now next in order.
+  void add(int point, std::string rows);
+  int failed() const { return failed_; }
+
+ private:
+  void write_progress();
+
+  std::string dir_, sha_;
+  int fd_ = -1;
+  int done_ = 0, failed_ = 0;
+  std::uint64_t bytes_ = 0;
+  std::map<int, std::string> pending_;
+};
+
+/// Points done / total, rate and ETA on stderr: redrawn in place on a terminal, a line every
+/// few seconds otherwise.
+class Progress {
+ public:
+  Progress(int total, int already_done, bool quiet);
+  void update(int done);
+  void finish(int done);
+
+ private:
+  int total_, start_done_, shown_ = -1;
+  bool quiet_, tty_;
+  double start_s_, last_s_ = -1e9;
+};
+
+struct SweepResult {
+  int points = 0, ran = 0, failed = 0;
+};
+
+/// Serial, or with MPI ranks when launched under mpirun (rank 0 hands out points on demand and
+/// writes; every rank computes). Returns on every rank; only rank 0's result is complete.
+SweepResult run_sweep(const SweepSpec& spec, const std::string& dir, bool resume, bool quiet);
+
+/// True when the process was started by an MPI launcher (mpirun, srun).
+bool launched_by_mpi();
+
+}  // namespace sp

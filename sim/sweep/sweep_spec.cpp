@@ -1,0 +1,172 @@
+#include "sim/sweep/sweep_spec.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "sim/config/quantity.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/sha256.hpp"
+
+namespace sp {
+
+namespace {
+
+using Assignment = std::vector<config::Override>;  // one value of one axis
+
+config::Override set(const std::string& key, const config::ConfigNode& value) {
+  const std::string yaml = value.dump_flow();
+  return config::Override{key, yaml, key + "=" + yaml};
+}
+
+std::vector<Assignment> grid(const config::ConfigNode& n) {
+  if (!n.is_map() || n.entries().empty()) n.fail("a grid maps key paths to lists of values");
+  std::vector<Assignment> out = {{}};
+  for (const auto& [key, list] : n.entries()) {
+    if (!list.is_sequence() || list.elements().empty()) list.fail("needs a non-empty list of values");
+    std::vector<Assignment> next;
+    for (const Assignment& a : out) {
+      for (const auto& v : list.elements()) {
+        Assignment b = a;
+        b.push_back(set(key, v));
+        next.push_back(std::move(b));
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::vector<Assignment> zip(const config::ConfigNode& n) {
+  if (!n.is_map() || n.entries().empty()) n.fail("a zip maps key paths to lists of equal length");
+  std::size_t length = 0;
+  for (const auto& [key, list] : n.entries()) {
+    if (!list.is_sequence() || list.elements().empty()) list.fail("needs a non-empty list of values");
+    if (length == 0) length = list.elements().size();
+    if (list.elements().size() != length) {
+      list.fail("has " + std::to_string(list.elements().size()) + " values where the first list has " +
+                std::to_string(length));
+    }
+  }
+  std::vector<Assignment> out(length);
+  for (const auto& [key, list] : n.entries()) {
+    const auto values = list.elements();
+    for (std::size_t i = 0; i < length; ++i) out[i].push_back(set(key, values[i]));
+  }
+  return out;
+}
+
+std::vector<Assignment> points(const config::ConfigNode& n) {
+  if (!n.is_sequence() || n.elements().empty()) n.fail("points is a non-empty list of {key path: value} maps");
+  std::vector<Assignment> out;
+  for (const auto& p : n.elements()) {
+    if (!p.is_map() || p.entries().empty()) p.fail("each point maps key paths to values");
+    Assignment a;
+    for (const auto& [key, v] : p.entries()) a.push_back(set(key, v));
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::vector<Assignment> repeat(const config::ConfigNode& n) {
+  const auto count = n.as_positive_int();
+  std::vector<Assignment> out;
+  for (std::int64_t seed = 1; seed <= count; ++seed) {
+    out.push_back({config::Override{"seed", std::to_string(seed), "seed=" + std::to_string(seed)}});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string SweepSpec::value(const SweepPoint& p, const std::string& key) const {
+  for (const auto& o : p.overrides) {
+    if (o.path == key) return o.value;
+  }
+  return "";
+}
+
+std::string SweepSpec::base_of(const SweepPoint& p) const {
+  for (const auto& o : p.overrides) {
+    if (o.path == "base") {
+      // The value is one-line YAML: a plain or quoted file name.
+      std::string v = o.value;
+      if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'')) v = v.substr(1, v.size() - 2);
+      return (std::filesystem::path(file).parent_path() / v).lexically_normal().string();
+    }
+  }
+  return base_file;
+}
+
+std::vector<config::Override> SweepSpec::overrides_of(const SweepPoint& p) const {
+  std::vector<config::Override> out;
+  for (const auto& o : p.overrides) {
+    if (o.path != "base" && o.path != "label") out.push_back(o);
+  }
+  return out;
+}
+
+SweepSpec load_sweep(const std::string& file) {
+  const config::ConfigNode root = config::load_file(file);
+  root.expect_only({"name", "description", "base", "axes", "report"});
+  SweepSpec s;
+  s.file = file;
+  s.sha256 = sha256_hex(config::read_text_file(file));
+  s.name = root.at("name").as_string();
+  const config::ConfigNode base = root.at("base");
+  s.base_file = (std::filesystem::path(file).parent_path() / base.as_string()).lexically_normal().string();
+  if (!std::filesystem::exists(s.base_file)) base.fail("no such scenario: " + s.base_file);
+
+  std::vector<Assignment> expanded = {{}};
+  const config::ConfigNode axes = root.at("axes");
+  if (!axes.is_sequence() || axes.elements().empty()) axes.fail("needs a list of axes");
+  for (const auto& axis : axes.elements()) {
+    axis.expect_only({"grid", "zip", "points", "repeat"});
+    const auto entries = axis.entries();
+    if (entries.size() != 1) axis.fail("each axis is exactly one of grid, zip, points, repeat");
+    const auto& [kind, body] = entries.front();
+    const std::vector<Assignment> values = kind == "grid"   ? grid(body)
+                                           : kind == "zip"  ? zip(body)
+                                           : kind == "points" ? points(body)
+                                                              : repeat(body);
+    std::vector<Assignment> next;
+    for (const Assignment& a : expanded) {
+      for (const Assignment& v : values) {
+        Assignment b = a;
+        b.insert(b.end(), v.begin(), v.end());
+        next.push_back(std::move(b));
+      }
+    }
+    expanded = std::move(next);
+  }
+  for (std::size_t i = 0; i < expanded.size(); ++i) {
+    SweepPoint probe{0, expanded[i]};
+    if (!std::filesystem::exists(s.base_of(probe))) {
+      axes.fail("point " + std::to_string(i) + " names a scenario that does not exist: " + s.base_of(probe));
+    }
+    for (const auto& o : expanded[i]) {
+      if (std::find(s.keys.begin(), s.keys.end(), o.path) == s.keys.end()) s.keys.push_back(o.path);
+    }
+    s.points.push_back(SweepPoint{static_cast<int>(i), std::move(expanded[i])});
+  }
+  if (auto report = root.find("report")) {
+    report->expect_only({"gpu_hour", "deadline"});
+    if (auto price = report->find("gpu_hour")) {
+      // "2.5 USD": a price per accelerator-hour (the only currency the report knows).
+      const std::string text = price->as_string();
+      const auto space = text.find(' ');
+      if (space == std::string::npos || text.substr(space + 1) != "USD") {
+        price->fail("\"" + text + "\" is not a price", "write it as \"2.5 USD\" (per accelerator-hour)");
+      }
+      try {
+        s.gpu_hour_usd = std::stod(text.substr(0, space));
+      } catch (const std::exception&) {
+        price->fail("\"" + text + "\" is not a price", "write it as \"2.5 USD\"");
+      }
+      if (!(*s.gpu_hour_usd > 0)) price->fail("must be positive");
+    }
+    if (auto d = report->find("deadline")) s.deadline_s = to_seconds(d->as_nonnegative_duration());
+  }
+  return s;
+}
+
+}  // namespace sp
