@@ -79,10 +79,11 @@ std::vector<Assignment> repeat(const config::ConfigNode& n) {
 }  // namespace
 
 std::string SweepSpec::value(const SweepPoint& p, const std::string& key) const {
+  std::string v;  // the last one: overrides apply in order, later axes win
   for (const auto& o : p.overrides) {
-    if (o.path == key) return o.value;
+    if (o.path == key) v = o.value;
   }
-  return "";
+  return v;
 }
 
 std::string SweepSpec::base_of(const SweepPoint& p) const {

@@ -1,0 +1,111 @@
+// Sweeps: expansion order and ids, errors located in the sweep file, a failing point that does
+// not stop the others, the same bytes for 1, 2 and 3 MPI ranks, and a run killed with SIGKILL
+// part-way then resumed equal to an uninterrupted one.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "shell.hpp"
+#include "sim/core/error.hpp"
+#include "sim/sweep/sweep_spec.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using sp::testing::shell;
+using sp::testing::slurp;
+
+const std::string kSweeps = std::string(SP_TEST_DATA) + "/sweeps/";
+
+sp::testing::RunResult sweep(const std::string& args, int ranks = 0) {
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+  setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 0);
+  const std::string launcher = ranks > 0 ? std::string(SP_MPIEXEC) + " -np " + std::to_string(ranks) + " " : "";
+  return shell(launcher + SP_CLI + " sweep " + args);
+}
+
+fs::path fresh(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("sp_sweep_test_" + name);
+  fs::remove_all(d);
+  return d;
+}
+
+}  // namespace
+
+TEST(Sweep, ExpansionOrderAndIds) {
+  // grid {seed: [1, 2], samples: [0, 10]} x zip of 3 x repeat 2 = 4 x 3 x 2 = 24 points; the
+  // first axis varies slowest, and inside the grid seed before samples.
+  const sp::SweepSpec s = sp::load_sweep(kSweeps + "order.yaml");
+  ASSERT_EQ(s.points.size(), 24u);
+  EXPECT_EQ(s.keys, (std::vector<std::string>{"seed", "samples", "label", "accelerators"}));
+  const auto v = [&](int id, const std::string& key) { return s.value(s.points[static_cast<std::size_t>(id)], key); };
+  EXPECT_EQ(s.points[7].id, 7);
+  // id = ((grid x 3) + zip) x 2 + repeat: 7 = ((1 x 3) + 0) x 2 + 1, so grid 1 (seed 1,
+  // samples 10), zip 0 (a, [8]), repeat 1 (seed 2, which wins: later axes override).
+  EXPECT_EQ(v(7, "samples"), "10");
+  EXPECT_EQ(v(7, "label"), "a");
+  EXPECT_EQ(v(7, "accelerators"), "[8]");
+  EXPECT_EQ(v(7, "seed"), "2");
+  EXPECT_EQ(v(23, "samples"), "10");  // the last: grid 3 (seed 2, samples 10), zip 2, repeat 1
+  EXPECT_EQ(v(23, "label"), "c");
+  EXPECT_EQ(s.overrides_of(s.points[7]).size(), 4u);  // seed, samples, accelerators, seed: label dropped
+}
+
+TEST(Sweep, ErrorsAreLocatedInTheSweepFile) {
+  try {
+    sp::load_sweep(kSweeps + "bad_axis.yaml");
+    FAIL() << "no error";
+  } catch (const sp::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad_axis.yaml:4:34: axes[0].zip.samples: has 3 values where the first "
+                                         "list has 2"),
+              std::string::npos)
+        << e.what();
+  }
+  const fs::path out = fresh("bad");
+  const auto r = sweep(kSweeps + "bad_axis.yaml --out " + out.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_FALSE(fs::exists(out));  // nothing written for a bad sweep file
+}
+
+TEST(Sweep, SameBytesForOneTwoAndThreeRanksAndAFailingPointDoesNotStopThem) {
+  const fs::path serial = fresh("serial");
+  const auto r = sweep(kSweeps + "slow.yaml -q --out " + serial.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string csv = slurp(serial / "sweep.csv");
+  // 12 points: 8 of 3 or 4 counts, and the 4 points of 12 accelerators, one row each.
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 4 * 3 + 4 * 1 + 4 * 4);
+  EXPECT_NE(csv.find("\n4,[12],1,30000,"), std::string::npos);
+  EXPECT_NE(csv.find(",invalid,\"--set accelerators=[12]: accelerators[0]: 12 accelerators is not a whole number"),
+            std::string::npos);
+  for (int ranks : {1, 2, 3}) {
+    const fs::path dir = fresh("mpi" + std::to_string(ranks));
+    const auto m = sweep(kSweeps + "slow.yaml -q --out " + dir.string(), ranks);
+    ASSERT_EQ(m.status, 0) << m.output;
+    EXPECT_EQ(slurp(dir / "sweep.csv"), csv) << ranks << " ranks";
+    EXPECT_EQ(slurp(dir / "manifest.yaml"), slurp(serial / "manifest.yaml")) << ranks << " ranks";
+  }
+}
+
+TEST(Sweep, KilledPartWayAndResumedEqualsUninterrupted) {
+  const fs::path whole = fresh("whole"), killed = fresh("killed");
+  ASSERT_EQ(sweep(kSweeps + "slow.yaml -q --out " + whole.string()).status, 0);
+  // Start it, wait until 3 points are recorded, SIGKILL it.
+  const std::string dir = killed.string();
+  const auto k = shell("sh -c '" + std::string(SP_CLI) + " sweep " + kSweeps + "slow.yaml -q --out " + dir +
+                       " & p=$!; while [ \"$(cut -d\" \" -f1 " + dir + "/sweep.progress 2>/dev/null || echo 0)\" -lt 3 ]; "
+                       "do sleep 0.02; done; kill -9 $p; wait $p; exit 0'");
+  ASSERT_EQ(k.status, 0) << k.output;
+  const std::string partial = slurp(killed / "sweep.csv");
+  ASSERT_LT(partial.size(), slurp(whole / "sweep.csv").size()) << "it finished before the kill";
+  const auto r = sweep(kSweeps + "slow.yaml -q --resume --out " + dir);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(slurp(killed / "sweep.csv"), slurp(whole / "sweep.csv"));
+  // A progress file of another sweep is refused, not overwritten.
+  const auto other = sweep(kSweeps + "order.yaml -q --resume --out " + dir);
+  EXPECT_EQ(other.status, 2);
+  EXPECT_NE(other.output.find("belongs to another sweep file"), std::string::npos) << other.output;
+}
