@@ -20,7 +20,28 @@ std::vector<BreakEven> break_even_points(const std::vector<int>& n_in, const std
   BreakEven dbl{"doubling", fmt::format("first N where doubling buys < {}x", o.doubling_speedup), std::nullopt};
   BreakEven knee{"knee", "knee of log T vs log N", std::nullopt};
   BreakEven cost{"time_x_gpu_hours", "N minimising N x T^2", std::nullopt};
-  if (n.empty()) return {eff, dbl, knee, cost};
+  std::vector<BreakEven> out;
+  BreakEven cheapest{"deadline_cheapest", "", std::nullopt};
+  if (o.deadline_s) {
+    cheapest.definition = fmt::format("fewest GPU-hours with T <= {:.0f} s", *o.deadline_s);
+    double best = 0;
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      if (t[i] <= *o.deadline_s && (!cheapest.accelerators || n[i] * t[i] < best)) {
+        best = n[i] * t[i];
+        cheapest.accelerators = n[i];
+      }
+    }
+  }
+  const auto finish = [&](std::vector<BreakEven> v) {
+    if (o.deadline_s) v.push_back(cheapest);
+    for (BreakEven& b : v) {
+      for (std::size_t i = 0; b.accelerators && i < n.size(); ++i) {
+        if (n[i] == *b.accelerators) b.time_s = t[i];
+      }
+    }
+    return v;
+  };
+  if (n.empty()) return finish({eff, dbl, knee, cost});
 
   for (std::size_t i = 0; i < n.size(); ++i) {
     const double e_prime = (t[0] / t[i]) / (static_cast<double>(n[i]) / n[0]);
@@ -64,7 +85,7 @@ std::vector<BreakEven> break_even_points(const std::vector<int>& n_in, const std
       cost.accelerators = n[i];
     }
   }
-  return {eff, dbl, knee, cost};
+  return finish({eff, dbl, knee, cost});
 }
 
 std::string describe(const std::vector<BreakEven>& points) {

@@ -6,7 +6,9 @@
 //    (default 1.1x per doubling; uneven steps are converted to a per-doubling rate);
 //  - knee: the knee of log T against log N (the point farthest below the chord joining the
 //    curve's ends, after scaling both axes to [0, 1]: Kneedle);
-//  - time_x_gpu_hours: the N that minimises time x GPU-hours = N x T^2.
+//  - time_x_gpu_hours: the N that minimises time x GPU-hours = N x T^2;
+//  - deadline_cheapest: with a deadline, the N that trains within it for the fewest
+//    accelerator-hours N x T (at a price per accelerator-hour, the cheapest configuration).
 #pragma once
 
 #include <optional>
@@ -19,11 +21,13 @@ struct BreakEven {
   std::string name;
   std::string definition;
   std::optional<int> accelerators;  // none when the curve never meets the definition
+  double time_s = 0;                // the time to train there (when reached)
 };
 
 struct BreakEvenOptions {
   double efficiency_threshold = 0.5;
   double doubling_speedup = 1.1;
+  std::optional<double> deadline_s;  // adds deadline_cheapest
 };
 
 /// `n` ascending, `time` the time to train at each (NaN for points without one, skipped).

@@ -28,7 +28,7 @@ const std::vector<double> kT = {128, 64, 32, 16, 12.8, 12.8 / 1.05, 12.0, 12.5};
 TEST(BreakEven, EfficiencyThreshold) {
   const auto b = break_even_points(kN, kT);
   EXPECT_EQ(point(b, "efficiency"), 128);  // last N with E' >= 0.5
-  EXPECT_EQ(point(break_even_points(kN, kT, {0.3, 1.1}), "efficiency"), 256);
+  EXPECT_EQ(point(break_even_points(kN, kT, {0.3, 1.1, std::nullopt}), "efficiency"), 256);
 }
 
 TEST(BreakEven, DoublingBuysLessThanTheMinimum) {
@@ -59,4 +59,23 @@ TEST(BreakEven, PointsWithoutATimeAreSkipped) {
   EXPECT_NE(describe(none).find("not reached"), std::string::npos);
 }
 
+
+
+TEST(BreakEven, CheapestWithinADeadline) {
+  // Deadline 20: N >= 64 meet it; accelerator-time N x T = 1024, 1638.4, 3120, 6144, 12800 -> 64.
+  // Deadline 12.5: 256 (12.19 s, 3120), 512 (6144), 1024 (12800) -> 256. Deadline 12.1: only 512
+  // (12.0 s). Deadline 5: nobody.
+  BreakEvenOptions o;
+  o.deadline_s = 20;
+  auto b = break_even_points(kN, kT, o);
+  EXPECT_EQ(point(b, "deadline_cheapest"), 64);
+  EXPECT_DOUBLE_EQ(b.back().time_s, 16);
+  o.deadline_s = 12.5;
+  EXPECT_EQ(point(break_even_points(kN, kT, o), "deadline_cheapest"), 256);
+  o.deadline_s = 12.1;
+  EXPECT_EQ(point(break_even_points(kN, kT, o), "deadline_cheapest"), 512);
+  o.deadline_s = 5;
+  EXPECT_EQ(point(break_even_points(kN, kT, o), "deadline_cheapest"), std::nullopt);
+  EXPECT_EQ(break_even_points(kN, kT).size(), 4u);  // without a deadline, no such definition
+}
 }  // namespace sp
