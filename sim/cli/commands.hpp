@@ -106,6 +106,9 @@ struct SweepOptions {
 /// `scalepoint sweep`: every point of a sweep file, serially or under mpirun.
 int sweep_command(const SweepOptions& options);
 
+/// `scalepoint report DIR`: break-even points, tables and plots of a finished sweep.
+int report_command(const std::string& dir);
+
 struct CalibrateComputeOptions {
   std::string input;        // scalepoint-gpu-bench CSV
   std::string accelerator;  // catalog name or alias; default: the CSV's device 0

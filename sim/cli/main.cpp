@@ -83,6 +83,9 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--out,-o", sweep.out_dir, "output folder (default results/<sweep name>)");
   sweep_cmd->add_flag("--resume", sweep.resume, "skip the points a previous run of this sweep finished");
   sweep_cmd->add_flag("--quiet,-q", sweep.quiet, "no progress, no summary");
+  std::string report_dir;
+  CLI::App* report_cmd = app.add_subcommand("report", "break-even report of a finished sweep (report.md, plots)");
+  report_cmd->add_option("dir", report_dir, "the sweep's output folder")->required();
   sp::cli::CalibrateOptions calibrate;
   CLI::App* calibrate_cmd = app.add_subcommand("calibrate", "fit the model to measurements");
   calibrate_cmd->require_subcommand(1);
@@ -151,6 +154,7 @@ int main(int argc, char** argv) {
     if (predict_cmd->parsed()) return sp::cli::predict_command(predict);
     if (validate_cmd->parsed()) return sp::cli::validate_command(validate);
     if (sweep_cmd->parsed()) return sp::cli::sweep_command(sweep);
+    if (report_cmd->parsed()) return sp::cli::report_command(report_dir);
     if (calibrate_mlperf->parsed()) return sp::cli::calibrate_mlperf_command(calibrate);
     if (calibrate_network->parsed()) return sp::cli::calibrate_network_command(network);
     if (calibrate_compute->parsed()) return sp::cli::calibrate_compute_command(compute);

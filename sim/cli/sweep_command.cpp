@@ -5,6 +5,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/output/manifest.hpp"
 #include "sim/output/staged_files.hpp"
+#include "sim/sweep/report.hpp"
 #include "sim/sweep/sweep_runner.hpp"
 
 namespace sp::cli {
@@ -29,6 +30,16 @@ int sweep_command(const SweepOptions& o) {
     std::printf("%s: %d points (%d run now, %d failed); wrote %s/sweep.csv\n", spec.name.c_str(), r.points, r.ran,
                 r.failed, dir.c_str());
   }
+  return 0;
+}
+
+int report_command(const std::string& dir) {
+  const SweepReport r = read_sweep_report(dir);
+  const auto files = write_sweep_report(r, dir);
+  for (const auto& g : r.groups) std::printf("%s\n%s", g.label.c_str(), describe(g.break_even).c_str());
+  std::string list;
+  for (const auto& f : files) list += (list.empty() ? "" : ",") + f;
+  std::printf("wrote %s/{%s}\n", dir.c_str(), list.c_str());
   return 0;
 }
 

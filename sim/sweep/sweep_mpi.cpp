@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <list>
 #include <vector>
 
 #include "sim/sweep/sweep_runner.hpp"
@@ -16,20 +17,25 @@ namespace {
 constexpr int kRequest = 1, kAssign = 2, kResult = 3;
 constexpr int kPrefetch = 2;
 
-// Results go out without waiting for rank 0 to take them (it may be computing a point): the
-// previous send completes before its buffer is reused.
+// Results go out without waiting for rank 0 to take them (it may be computing a point for up
+// to a point's time): every send keeps its own buffer until it completes.
 struct ResultSender {
-  std::vector<char> msg;
-  MPI_Request request = MPI_REQUEST_NULL;
+  std::list<std::pair<std::vector<char>, MPI_Request>> in_flight;
 
   void send(int point, const std::string& rows) {
-    MPI_Wait(&request, MPI_STATUS_IGNORE);
-    msg.resize(sizeof(int) + rows.size());
+    in_flight.remove_if([](auto& m) {
+      int done = 0;
+      MPI_Test(&m.second, &done, MPI_STATUS_IGNORE);
+      return done != 0;
+    });
+    auto& [msg, request] = in_flight.emplace_back(std::vector<char>(sizeof(int) + rows.size()), MPI_REQUEST_NULL);
     std::memcpy(msg.data(), &point, sizeof(int));
     std::memcpy(msg.data() + sizeof(int), rows.data(), rows.size());
     MPI_Isend(msg.data(), static_cast<int>(msg.size()), MPI_CHAR, 0, kResult, MPI_COMM_WORLD, &request);
   }
-  ~ResultSender() { MPI_Wait(&request, MPI_STATUS_IGNORE); }
+  ~ResultSender() {
+    for (auto& m : in_flight) MPI_Wait(&m.second, MPI_STATUS_IGNORE);
+  }
 };
 
 void worker(const SweepSpec& spec, const models::Catalog& catalog) {
@@ -92,6 +98,11 @@ SweepResult leader(const SweepSpec& spec, const models::Catalog& catalog, SweepW
     }
     return true;
   };
+  // The workers' first requests before rank 0 starts a point of its own, so that none waits a
+  // whole point for its first assignment.
+  for (int w = 1; w < ranks; ++w) {
+    while (requests[static_cast<std::size_t>(w)] < kPrefetch) serve(true);
+  }
   while (out.done() < total) {
     while (serve(false)) {
     }

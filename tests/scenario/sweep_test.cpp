@@ -109,3 +109,19 @@ TEST(Sweep, KilledPartWayAndResumedEqualsUninterrupted) {
   EXPECT_EQ(other.status, 2);
   EXPECT_NE(other.output.find("belongs to another sweep file"), std::string::npos) << other.output;
 }
+
+TEST(Sweep, ReportGivesEveryBreakEvenPerGroup) {
+  const fs::path dir = fresh("report");
+  ASSERT_EQ(sweep(kSweeps + "slow.yaml -q --out " + dir.string()).status, 0);
+  const auto r = shell(std::string(SP_CLI) + " report " + dir.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string md = slurp(dir / "report.md");
+  // 12 points, grouped by what they set besides N: here each point is its own group (seed and
+  // accelerator lists differ); the failed ones have no curve and every break-even is "-".
+  EXPECT_NE(md.find("| group | E' >= 0.5 | doubling < 1.1x | knee of log T | N x T^2 minimum |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| seed=1 | "), std::string::npos) << md;
+  const std::string csv = slurp(dir / "report.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 12 * 4);  // 4 definitions (no deadline)
+  EXPECT_EQ(shell(std::string(SP_CLI) + " report " + fresh("nothing").string()).status, 2);
+}
