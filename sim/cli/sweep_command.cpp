@@ -22,7 +22,8 @@ int sweep_command(const SweepOptions& o) {
               {"sweep_sha256", spec.sha256},
               {"base_scenario", spec.base_file},
               {"points", std::to_string(r.points)}};
-  m.files = {"sweep.csv"};
+  m.files = {"sweep.csv", "sweep.h5"};
+  write_sweep_hdf5(spec, dir);
   output::StagedFiles files(dir);
   files.write("manifest.yaml", output::to_yaml(m));
   files.commit();

@@ -4,14 +4,19 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "sim/config/csv.hpp"
 #include "sim/config/loader.hpp"
 #include "sim/core/error.hpp"
+#include "sim/output/hdf5_writer.hpp"
+#include "sim/output/staged_files.hpp"
 #include "sim/output/table.hpp"
 #include "sim/scenario/scaling_table.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -138,6 +143,42 @@ void SweepWriter::write_progress() {
   ::fsync(fd);
   ::close(fd);
   fs::rename(tmp, fs::path(dir_) / "sweep.progress");
+}
+
+void write_sweep_hdf5(const SweepSpec& spec, const std::string& dir) {
+  const config::CsvTable csv = config::CsvTable::read((fs::path(dir) / "sweep.csv").string());
+  const output::Table shape = scaling_table({});
+  output::Table t;
+  for (const std::string& name : csv.header()) {
+    output::Column c{name, "", "", false, {}, {}};
+    // Numeric when every cell is a number (failed points leave cells empty).
+    bool numeric = name.rfind("sweep.", 0) != 0;
+    for (std::size_t r = 0; r < csv.rows() && numeric; ++r) {
+      const std::string& cell = csv.cell(r, name);
+      char* end = nullptr;
+      std::strtod(cell.c_str(), &end);
+      numeric = cell.empty() || (end != cell.c_str() && *end == '\0');
+    }
+    if (name == "point") c = {name, "count", "point id in the sweep's expansion order", true, {}, {}};
+    if (name.rfind("sweep.", 0) == 0) c.description = "the swept value of " + name.substr(6) + " (YAML)";
+    for (const auto& sc : shape.columns) {
+      if (sc.name != name) continue;
+      c.description = sc.description;
+      if (numeric) c = {sc.name, sc.unit, sc.description, sc.integer, {}, {}};
+    }
+    for (std::size_t r = 0; r < csv.rows(); ++r) {
+      if (numeric) {
+        c.values.push_back(csv.cell(r, name).empty() ? std::nan("") : csv.number(r, name).value_or(std::nan("")));
+      } else {
+        c.text.push_back(csv.cell(r, name));
+      }
+    }
+    t.columns.push_back(std::move(c));
+  }
+  output::StagedFiles files(dir);
+  output::write_hdf5(files.stage("sweep.h5"), t,
+                     {{"sweep_name", spec.name}, {"sweep_file", spec.file}, {"sweep_sha256", spec.sha256}});
+  files.commit();
 }
 
 Progress::Progress(int total, int already_done, bool quiet)

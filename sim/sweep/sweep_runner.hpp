@@ -69,6 +69,12 @@ struct SweepResult {
 /// writes; every rank computes). Returns on every rank; only rank 0's result is complete.
 SweepResult run_sweep(const SweepSpec& spec, const std::string& dir, bool resume, bool quiet);
 
+/// sweep.h5 from the finished sweep.csv: the same columns as HDF5 datasets, with the units and
+/// descriptions of `scalepoint run`'s results.h5 (the CSV, synced point by point, is the record
+/// a killed sweep resumes from; the HDF5 file is derived from it, so it is the same bytes
+/// however the sweep was run).
+void write_sweep_hdf5(const SweepSpec& spec, const std::string& dir);
+
 /// True when the process was started by an MPI launcher (mpirun, srun).
 bool launched_by_mpi();
 

@@ -87,6 +87,7 @@ TEST(Sweep, SameBytesForOneTwoAndThreeRanksAndAFailingPointDoesNotStopThem) {
     ASSERT_EQ(m.status, 0) << m.output;
     EXPECT_EQ(slurp(dir / "sweep.csv"), csv) << ranks << " ranks";
     EXPECT_EQ(slurp(dir / "manifest.yaml"), slurp(serial / "manifest.yaml")) << ranks << " ranks";
+    EXPECT_EQ(slurp(dir / "sweep.h5"), slurp(serial / "sweep.h5")) << ranks << " ranks";
   }
 }
 
@@ -104,6 +105,8 @@ TEST(Sweep, KilledPartWayAndResumedEqualsUninterrupted) {
   const auto r = sweep(kSweeps + "slow.yaml -q --resume --out " + dir);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(slurp(killed / "sweep.csv"), slurp(whole / "sweep.csv"));
+  EXPECT_EQ(slurp(killed / "sweep.h5"), slurp(whole / "sweep.h5"));
+  EXPECT_GT(slurp(whole / "sweep.h5").size(), 1000u);
   // A progress file of another sweep is refused, not overwritten.
   const auto other = sweep(kSweeps + "order.yaml -q --resume --out " + dir);
   EXPECT_EQ(other.status, 2);
