@@ -52,9 +52,12 @@ Calibration parse_calibration(const config::ConfigNode& n) {
 }
 
 Calibration default_calibration() {
-  const std::filesystem::path file = data_root() / "calibration" / "params" / "mlperf_v4.1.yaml";
-  if (!std::filesystem::exists(file)) return {};
-  return parse_calibration(config::load_file(file.string()));
+  // Read once per process: every scenario of a sweep asks for it.
+  static const Calibration cached = [] {
+    const std::filesystem::path file = data_root() / "calibration" / "params" / "mlperf_v4.1.yaml";
+    return std::filesystem::exists(file) ? parse_calibration(config::load_file(file.string())) : Calibration{};
+  }();
+  return cached;
 }
 
 }  // namespace sp::models

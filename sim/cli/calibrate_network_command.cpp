@@ -55,12 +55,12 @@ std::vector<calibration::FitPoint> points_of(const std::vector<calibration::Meas
   return pts;
 }
 
-std::string fragment_yaml(const std::map<FitKey, TierFit>& fits, const std::vector<std::string>& inputs,
-                          const std::string& op) {
+// `inputs`: file name and the SHA-256 of its bytes, in the order given.
+std::string fragment_yaml(const std::map<FitKey, TierFit>& fits,
+                          const std::vector<std::pair<std::string, std::string>>& inputs, const std::string& op) {
   std::string y = "{provenance: {fitted_by: \"scalepoint calibrate network\", op: " + op + ", inputs: [";
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    y += fmt::format("{}{{file: \"{}\", sha256: \"{}\"}}", i ? ", " : "", inputs[i],
-                     sha256_hex(config::read_text_file(inputs[i])));
+    y += fmt::format("{}{{file: \"{}\", sha256: \"{}\"}}", i ? ", " : "", inputs[i].first, inputs[i].second);
   }
   y += "]}";
   std::string tier_open;
@@ -153,8 +153,11 @@ int calibrate_network_command(const CalibrateNetworkOptions& o) {
   if (!o.scope.empty()) defaults.scope = o.scope;
   std::map<FitKey, TierFit> fits;
   int left_out = 0;
+  std::vector<std::pair<std::string, std::string>> hashed;  // each input read once
   for (const std::string& file : o.inputs) {
-    for (const auto& m : calibration::read_measurements(file, defaults)) {
+    const std::string text = config::read_text_file(file);
+    hashed.emplace_back(file, sha256_hex(text));
+    for (const auto& m : calibration::parse_measurements(text, file, defaults)) {
       if (m.op != o.op) continue;
       const std::string tier = tier_of(m, defaults.scope);
       if (tier.empty() || m.ranks < 2) {
@@ -187,7 +190,7 @@ int calibrate_network_command(const CalibrateNetworkOptions& o) {
   const std::filesystem::path base = find_platform_file(o.base);
   const std::string name = config::load_file(base.string()).at("name").as_string() + " (measured)";
   const config::ConfigNode platform = config::load_file(
-      base.string(), {config::Override{"measured", fragment_yaml(fits, o.inputs, o.op), "measured=..."},
+      base.string(), {config::Override{"measured", fragment_yaml(fits, hashed, o.op), "measured=..."},
                       config::Override{"name", "\"" + name + "\"", "name=..."}});
   std::string text = "# Written by: scalepoint calibrate network --base " + o.base + " --out " + o.out;
   for (const auto& in : o.inputs) text += " --input " + in;

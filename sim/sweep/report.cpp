@@ -25,11 +25,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string stem_of(const std::string& base) {
-  std::string v = base;
-  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'')) v = v.substr(1, v.size() - 2);
-  return fs::path(v).stem().string();
-}
+std::string stem_of(const std::string& base) { return fs::path(unquoted(base)).stem().string(); }
 
 std::string value_text(const std::string& key, const std::string& v) { return key == "base" ? stem_of(v) : v; }
 

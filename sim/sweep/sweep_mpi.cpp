@@ -22,15 +22,17 @@ constexpr int kPrefetch = 2;
 struct ResultSender {
   std::list<std::pair<std::vector<char>, MPI_Request>> in_flight;
 
-  void send(int point, const std::string& rows) {
+  // The message: the point id, whether it failed, then its rows.
+  void send(int point, const PointResult& r) {
+    const int head[2] = {point, r.failed ? 1 : 0};
     in_flight.remove_if([](auto& m) {
       int done = 0;
       MPI_Test(&m.second, &done, MPI_STATUS_IGNORE);
       return done != 0;
     });
-    auto& [msg, request] = in_flight.emplace_back(std::vector<char>(sizeof(int) + rows.size()), MPI_REQUEST_NULL);
-    std::memcpy(msg.data(), &point, sizeof(int));
-    std::memcpy(msg.data() + sizeof(int), rows.data(), rows.size());
+    auto& [msg, request] = in_flight.emplace_back(std::vector<char>(sizeof head + r.rows.size()), MPI_REQUEST_NULL);
+    std::memcpy(msg.data(), head, sizeof head);
+    std::memcpy(msg.data() + sizeof head, r.rows.data(), r.rows.size());
     MPI_Isend(msg.data(), static_cast<int>(msg.size()), MPI_CHAR, 0, kResult, MPI_COMM_WORLD, &request);
   }
   ~ResultSender() {
@@ -90,10 +92,10 @@ SweepResult leader(const SweepSpec& spec, const models::Catalog& catalog, SweepW
       MPI_Get_count(&st, MPI_CHAR, &size);
       std::vector<char> msg(static_cast<std::size_t>(size));
       MPI_Recv(msg.data(), size, MPI_CHAR, st.MPI_SOURCE, kResult, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      int point = 0;
-      std::memcpy(&point, msg.data(), sizeof(int));
+      int head[2] = {0, 0};
+      std::memcpy(head, msg.data(), sizeof head);
       ++results[w];
-      out.add(point, std::string(msg.data() + sizeof(int), msg.size() - sizeof(int)));
+      out.add(head[0], PointResult{std::string(msg.data() + sizeof head, msg.size() - sizeof head), head[1] != 0});
       progress.update(out.done());
     }
     return true;

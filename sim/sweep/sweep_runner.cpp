@@ -66,7 +66,7 @@ std::string sweep_header(const SweepSpec& spec) {
   return h + "\n";
 }
 
-std::string run_point(const SweepSpec& spec, const SweepPoint& p, const models::Catalog& catalog) {
+PointResult run_point(const SweepSpec& spec, const SweepPoint& p, const models::Catalog& catalog) {
   try {
     const ScenarioSpec s = load_scenario(spec.base_of(p), spec.overrides_of(p), catalog);
     const output::Table t = scaling_table(run_scenario(s));
@@ -77,11 +77,11 @@ std::string run_point(const SweepSpec& spec, const SweepPoint& p, const models::
       for (const auto& c : t.columns) rows += "," + output::format_cell(c, i);
       rows += "\n";
     }
-    return rows;
+    return {rows, false};
   } catch (const InputError& e) {
-    return failed_row(spec, p, "invalid", e.what());
+    return {failed_row(spec, p, "invalid", e.what()), true};
   } catch (const ModelError& e) {
-    return failed_row(spec, p, "error", e.what());
+    return {failed_row(spec, p, "error", e.what()), true};
   }
 }
 
@@ -119,11 +119,11 @@ SweepWriter::~SweepWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void SweepWriter::add(int point, std::string rows) {
-  pending_[point] = std::move(rows);
+void SweepWriter::add(int point, PointResult result) {
+  pending_[point] = std::move(result);
   for (auto it = pending_.find(done_); it != pending_.end(); it = pending_.find(done_)) {
-    const std::string& text = it->second;
-    if (text.find(",invalid,") != std::string::npos || text.find(",error,") != std::string::npos) ++failed_;
+    const std::string& text = it->second.rows;
+    if (it->second.failed) ++failed_;
     write_all(fd_, text, dir_ + "/sweep.csv");
     ::fsync(fd_);  // the rows are on disk before the progress says so
     bytes_ += text.size();

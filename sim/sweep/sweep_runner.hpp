@@ -18,8 +18,13 @@ namespace sp {
 /// point, one column per swept key (sweep.<key>), then the columns of `scalepoint run`'s summary.csv.
 std::string sweep_header(const SweepSpec& spec);
 
-/// The CSV rows of one point (each line ends in '\n'); never throws for a bad point.
-std::string run_point(const SweepSpec& spec, const SweepPoint& point, const models::Catalog& catalog);
+struct PointResult {
+  std::string rows;     // CSV lines, each ending in '\n'
+  bool failed = false;  // one row saying why the point has no result
+};
+
+/// One point, simulated; never throws for a bad point.
+PointResult run_point(const SweepSpec& spec, const SweepPoint& point, const models::Catalog& catalog);
 
 /// sweep.csv and sweep.progress in `dir`, written strictly in point order.
 class SweepWriter {
@@ -33,8 +38,8 @@ class SweepWriter {
 
   /// Points [0, done()) are on disk.
   int done() const { return done_; }
-  /// Buffers `rows` of `point`; writes (and syncs) every point that is now next in order.
-  void add(int point, std::string rows);
+  /// Buffers `point`'s result; writes (and syncs) every point that is now next in order.
+  void add(int point, PointResult result);
   int failed() const { return failed_; }
 
  private:
@@ -44,7 +49,7 @@ class SweepWriter {
   int fd_ = -1;
   int done_ = 0, failed_ = 0;
   std::uint64_t bytes_ = 0;
-  std::map<int, std::string> pending_;
+  std::map<int, PointResult> pending_;
 };
 
 /// Points done / total, rate and ETA on stderr: redrawn in place on a terminal, a line every

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "sim/config/quantity.hpp"
 #include "sim/core/error.hpp"
@@ -86,14 +87,13 @@ std::string SweepSpec::value(const SweepPoint& p, const std::string& key) const 
   return v;
 }
 
+std::string unquoted(const std::string& v) {
+  return v.size() >= 2 && (v.front() == '"' || v.front() == '\'') ? v.substr(1, v.size() - 2) : v;
+}
+
 std::string SweepSpec::base_of(const SweepPoint& p) const {
   for (const auto& o : p.overrides) {
-    if (o.path == "base") {
-      // The value is one-line YAML: a plain or quoted file name.
-      std::string v = o.value;
-      if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'')) v = v.substr(1, v.size() - 2);
-      return (std::filesystem::path(file).parent_path() / v).lexically_normal().string();
-    }
+    if (o.path == "base") return (std::filesystem::path(file).parent_path() / unquoted(o.value)).lexically_normal().string();
   }
   return base_file;
 }
@@ -140,14 +140,16 @@ SweepSpec load_sweep(const std::string& file) {
     expanded = std::move(next);
   }
   for (std::size_t i = 0; i < expanded.size(); ++i) {
-    SweepPoint probe{0, expanded[i]};
-    if (!std::filesystem::exists(s.base_of(probe))) {
-      axes.fail("point " + std::to_string(i) + " names a scenario that does not exist: " + s.base_of(probe));
-    }
     for (const auto& o : expanded[i]) {
       if (std::find(s.keys.begin(), s.keys.end(), o.path) == s.keys.end()) s.keys.push_back(o.path);
     }
     s.points.push_back(SweepPoint{static_cast<int>(i), std::move(expanded[i])});
+  }
+  std::set<std::string> bases;  // each scenario file checked once, not once per point
+  for (const SweepPoint& p : s.points) {
+    if (bases.insert(s.base_of(p)).second && !std::filesystem::exists(s.base_of(p))) {
+      axes.fail("point " + std::to_string(p.id) + " names a scenario that does not exist: " + s.base_of(p));
+    }
   }
   if (auto report = root.find("report")) {
     report->expect_only({"gpu_hour", "deadline"});

@@ -47,6 +47,9 @@ struct SweepSpec {
   std::vector<config::Override> overrides_of(const SweepPoint& point) const;
 };
 
+/// A swept value (one-line YAML) as plain text: quotes around a string dropped.
+std::string unquoted(const std::string& one_line_yaml);
+
 /// Parses and expands; InputError located at file:line and key for a malformed sweep. Whether
 /// each point's scenario is valid is found out when it runs (a bad point fails alone).
 SweepSpec load_sweep(const std::string& file);
