@@ -10,8 +10,7 @@ namespace sp::models {
 
 void Calibration::apply(Workload& w) const {
   if (auto it = workloads.find(w.name); it != workloads.end()) {
-    w.efficiency_max = it->second.efficiency_max;
-    w.half_efficiency_batch = it->second.half_efficiency_batch;
+    w.software_efficiency = it->second.software_efficiency;
     w.model_error = it->second.model_error;
   }
   if (!scale_error.empty()) w.model_error_by_scale = scale_error;
@@ -37,8 +36,8 @@ Calibration parse_calibration(const config::ConfigNode& n) {
   }
   if (auto ws = n.find("workloads")) {
     for (const auto& [name, v] : ws->entries()) {
-      v.expect_only({"efficiency_max", "half_efficiency_batch", "model_error"});
-      c.workloads[name] = WorkloadCurve{v.at("efficiency_max").as_fraction(), v.at("half_efficiency_batch").as_number(),
+      v.expect_only({"software_efficiency", "model_error"});
+      c.workloads[name] = WorkloadCurve{v.at("software_efficiency").as_positive_number(),
                                         v.find("model_error") ? v.at("model_error").as_number() : 0.0};
     }
   }

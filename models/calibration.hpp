@@ -1,8 +1,8 @@
 // The calibrated parameters (calibration/params/mlperf_v4.1.yaml, written by `scalepoint
-// calibrate mlperf`) and how they change the model:
-// per workload, the efficiency curve against the per-accelerator micro-batch share
-// (efficiency_max, half_efficiency_batch); per accelerator kind, how well training software runs
-// on it relative to the H100 (efficiency_scale). Few, physical, bounded: see calibrate.hpp.
+// calibrate mlperf`) and how they change the model: per workload, how fast its MLPerf
+// implementation runs relative to its ops as described (software_efficiency, compute_model.hpp);
+// per accelerator kind, how well the submissions' software runs on it relative to NVIDIA's on the
+// H100 (efficiency_scale). Few, physical, bounded: see calibrate.hpp.
 #pragma once
 
 #include <map>
@@ -15,8 +15,7 @@
 namespace sp::models {
 
 struct WorkloadCurve {
-  double efficiency_max = 0;
-  double half_efficiency_batch = 0;
+  double software_efficiency = 1;
   double model_error = 0;  // log-space spread of the model's held-out errors (prediction intervals)
 };
 

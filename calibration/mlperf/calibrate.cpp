@@ -23,6 +23,17 @@ constexpr double kObservationSd = 0.05;
 double logit(double p) { return std::log(p / (1 - p)); }
 double logistic(double u) { return 1 / (1 + std::exp(-u)); }
 
+// A workload's software efficiency lives in its plausible range [lo, hi]: a logistic on the log
+// scale, so the fit can approach but never leave it.
+double efficiency_of(double u, const models::Workload& w) {
+  return w.software_efficiency_min *
+         std::pow(w.software_efficiency_max / w.software_efficiency_min, logistic(u));
+}
+double efficiency_parameter(const models::Workload& w) {
+  return logit(std::log(w.software_efficiency / w.software_efficiency_min) /
+               std::log(w.software_efficiency_max / w.software_efficiency_min));
+}
+
 // A row resolved once: its workload, platform, batch and layout do not depend on the parameters.
 struct Prepared {
   MlperfResult row;
@@ -31,7 +42,7 @@ struct Prepared {
   std::int64_t gbs = 0;
   models::ParallelSpec spec;
   std::string system;   // leave-one-system-out group
-  int curve = -1;       // index of the workload's two parameters / 2
+  int curve = -1;       // index of the workload's parameter
   int scale = -1;       // index of the accelerator's parameter, -1 for the reference
 };
 
@@ -50,16 +61,16 @@ struct Problem {
   std::vector<Prepared> rows;
   std::vector<std::string> workloads;     // curve order
   std::vector<std::string> accelerators;  // scale order
+  std::vector<models::Workload> files;    // the workloads as their files give them, curve order
   Eigen::VectorXd prior;                  // the file values, transformed
 
-  Eigen::Index size() const { return static_cast<Eigen::Index>(2 * workloads.size() + accelerators.size()); }
-  Eigen::Index scale_index(int a) const { return static_cast<Eigen::Index>(2 * workloads.size()) + a; }
+  Eigen::Index size() const { return static_cast<Eigen::Index>(workloads.size() + accelerators.size()); }
+  Eigen::Index scale_index(int a) const { return static_cast<Eigen::Index>(workloads.size()) + a; }
 
   // log(predicted / published) of one row at x, in units of kObservationSd.
   double residual(const Prepared& r, const Eigen::VectorXd& x) const {
     models::Workload w = r.workload;
-    w.efficiency_max = logistic(x[2 * r.curve]);
-    w.half_efficiency_batch = std::exp(x[2 * r.curve + 1]);
+    w.software_efficiency = efficiency_of(x[r.curve], r.workload);
     models::Platform p = r.platform;
     p.accelerator.efficiency_scale = r.scale >= 0 ? std::exp(x[scale_index(r.scale)]) : 1.0;
     const models::TrainingEstimate e = models::estimate_training(w, p, r.row.accelerators, r.gbs, r.spec);
@@ -75,13 +86,13 @@ struct Problem {
     return out;
   }
 
-  // Each row depends on its workload's two parameters and its accelerator's scale only.
+  // Each row depends on its workload's parameter and its accelerator's scale only.
   Eigen::MatrixXd jacobian(const Eigen::VectorXd& x, const Eigen::VectorXd& r, const std::vector<std::size_t>& use) const {
     Eigen::MatrixXd j = Eigen::MatrixXd::Zero(r.size(), size());
     constexpr double h = 1e-5;
     for (std::size_t i = 0; i < use.size(); ++i) {
       const Prepared& row = rows[use[i]];
-      std::vector<Eigen::Index> deps = {2 * row.curve, 2 * row.curve + 1};
+      std::vector<Eigen::Index> deps = {row.curve};
       if (row.scale >= 0) deps.push_back(scale_index(row.scale));
       for (Eigen::Index k : deps) {
         Eigen::VectorXd xh = x;
@@ -102,8 +113,7 @@ struct Problem {
   models::Calibration calibration(const Eigen::VectorXd& x) const {
     models::Calibration c;
     for (std::size_t w = 0; w < workloads.size(); ++w) {
-      c.workloads[workloads[w]] = models::WorkloadCurve{logistic(x[static_cast<Eigen::Index>(2 * w)]),
-                                                std::exp(x[static_cast<Eigen::Index>(2 * w + 1)])};
+      c.workloads[workloads[w]] = models::WorkloadCurve{efficiency_of(x[static_cast<Eigen::Index>(w)], files[w])};
     }
     for (std::size_t a = 0; a < accelerators.size(); ++a) {
       c.accelerator_scale[accelerators[a]] = std::exp(x[scale_index(static_cast<int>(a))]);
@@ -120,8 +130,7 @@ ValidationRow evaluate(const Problem& pb, const Prepared& r, const Eigen::Vector
   v.row = r.row;
   v.prediction.global_batch = r.gbs;
   models::Workload w = r.workload;
-  w.efficiency_max = logistic(x[2 * r.curve]);
-  w.half_efficiency_batch = std::exp(x[2 * r.curve + 1]);
+  w.software_efficiency = efficiency_of(x[r.curve], r.workload);
   w.model_error = model_error;
   models::Platform p = r.platform;
   p.accelerator.efficiency_scale = r.scale >= 0 ? std::exp(x[pb.scale_index(r.scale)]) : 1.0;
@@ -165,7 +174,10 @@ FitResult calibrate_mlperf(const std::vector<MlperfResult>& rows, const models::
     p.spec = spec_of(sp.estimate.layout);
     p.system = r.submitter + " / " + r.system_name;
     auto wi = std::find(pb.workloads.begin(), pb.workloads.end(), p.workload.name);
-    if (wi == pb.workloads.end()) wi = pb.workloads.insert(pb.workloads.end(), p.workload.name);
+    if (wi == pb.workloads.end()) {
+      wi = pb.workloads.insert(pb.workloads.end(), p.workload.name);
+      pb.files.push_back(p.workload);
+    }
     p.curve = static_cast<int>(wi - pb.workloads.begin());
     if (p.platform.accelerator.name != kReference) {
       auto ai = std::find(pb.accelerators.begin(), pb.accelerators.end(), p.platform.accelerator.name);
@@ -177,9 +189,7 @@ FitResult calibrate_mlperf(const std::vector<MlperfResult>& rows, const models::
   // Start from, and lean on, the values in the files.
   pb.prior = Eigen::VectorXd::Zero(pb.size());
   for (std::size_t w = 0; w < pb.workloads.size(); ++w) {
-    const models::Workload wl = *catalog.find_workload(pb.workloads[w]);
-    pb.prior[static_cast<Eigen::Index>(2 * w)] = logit(wl.efficiency_max);
-    pb.prior[static_cast<Eigen::Index>(2 * w + 1)] = std::log(std::max(wl.half_efficiency_batch, 1e-6));
+    pb.prior[static_cast<Eigen::Index>(w)] = efficiency_parameter(pb.files[w]);
   }
 
   std::vector<std::size_t> all(pb.rows.size());
@@ -192,10 +202,7 @@ FitResult calibrate_mlperf(const std::vector<MlperfResult>& rows, const models::
   out.converged = full.converged;
   out.rows_used = pb.rows.size();
   out.calibration = pb.calibration(full.x);
-  for (const std::string& w : pb.workloads) {
-    out.parameter_names.push_back(w + ".efficiency_max");
-    out.parameter_names.push_back(w + ".half_efficiency_batch");
-  }
+  for (const std::string& w : pb.workloads) out.parameter_names.push_back(w + ".software_efficiency");
   for (const std::string& a : pb.accelerators) out.parameter_names.push_back(a + ".efficiency_scale");
 
   // Per row, the parameters that predict it: the full fit in sample; with `loo`, the fit
@@ -276,8 +283,8 @@ std::string calibration_yaml(const FitResult& f, const std::string& data_file, c
   y += fmt::format("  rows: {}\n  iterations: {}\n  converged: {}\n", f.rows_used, f.iterations, f.converged);
   y += "workloads:\n";
   for (const auto& [name, c] : f.calibration.workloads) {
-    y += fmt::format("  {}: {{efficiency_max: {:.6g}, half_efficiency_batch: {:.6g}, model_error: {:.6g}}}\n", name,
-                     c.efficiency_max, c.half_efficiency_batch, c.model_error);
+    y += fmt::format("  {}: {{software_efficiency: {:.6g}, model_error: {:.6g}}}\n", name, c.software_efficiency,
+                     c.model_error);
   }
   y += "model_error_by_scale:  # over all workloads, by range of N\n";
   for (const auto& [bound, name] : models::scale_ranges()) {

@@ -1,40 +1,44 @@
-// Compute time of a layer from its FLOPs: peak throughput at the workload's precision times an
-// achieved efficiency that falls as the per-accelerator batch shrinks (small kernels fill the
-// device less well: the main loss in strong scaling).
-//   efficiency(b) = efficiency_max * b / (b + half_efficiency_batch)
+// Compute time of a layer group from the kernels it runs (ops.hpp) and what each kernel costs on
+// the accelerator (kernel_costs.hpp), divided by one factor for the software that runs them:
+//   time = sum over kernels (latency + max(FLOPs at the shape's GEMM rate, bytes at bandwidth))
+//          / (software_efficiency x accelerator efficiency_scale)
+// software_efficiency is how fast the implementation runs relative to the kernels as the workload
+// file describes them (the kernel inventory of plain PyTorch): 1 runs as described, above 1 fused
+// code (NVIDIA's MLPerf implementations launch fewer kernels and move fewer bytes), below 1 slower.
+// It is the only compute parameter fitted to training times; the batch dependence comes from the
+// shapes and the kernel latency, not from a curve.
 #pragma once
 
-#include <algorithm>
-
+#include "models/compute/ops.hpp"
 #include "models/hardware/accelerator.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/core/time.hpp"
-#include "sim/core/units.hpp"
 
 namespace sp::models {
 
-struct ComputeModel {
-  FlopsPerSecond peak;
-  double efficiency_max = 1.0;
-  double half_efficiency_batch = 0.0;
-
-  double efficiency(double per_accelerator_batch) const {
-    return efficiency_max * per_accelerator_batch / (per_accelerator_batch + half_efficiency_batch);
-  }
-  /// Time for `per_accelerator_batch` samples of `flops_per_sample` each.
-  Duration time(Flops flops_per_sample, double per_accelerator_batch) const {
-    return flops_per_sample * per_accelerator_batch / (peak * efficiency(per_accelerator_batch));
-  }
+struct PassCompute {
+  Duration time;       // after the software factor
+  Flops model_flops;   // as the workload counts them
+  double kernels = 0;
 };
 
-/// The workload's curve on an accelerator: its peak at the workload's precision, and the
-/// curve's maximum scaled by how well the accelerator's software runs this kind of work
-/// (efficiency_scale, 1 for the reference H100, set by calibration), capped at what the
-/// accelerator's best GEMM reached where that was measured (1, the peak, otherwise).
-inline ComputeModel compute_model_for(const Workload& w, const Accelerator& a) {
-  return ComputeModel{a.training_peak(w.precision).value(),
-                      std::min(a.gemm_ceiling(w.precision), w.efficiency_max * a.efficiency_scale),
-                      w.half_efficiency_batch};
-}
+struct LayerCompute {
+  PassCompute forward, backward;
+};
+
+/// One kernel entry's time on `a` (no software factor).
+Duration kernel_time(const Kernel& k, const Accelerator& a);
+
+/// One instance of `layer` for one micro-batch share `s` on `a` (the shard's parameters and
+/// flags are filled from the layer); `precision` overrides the workload's when not empty.
+LayerCompute layer_compute(const LayerGroup& layer, const Workload& w, const Accelerator& a, Shard s,
+                           const std::string& precision = {});
+
+/// The factor compute time is divided by: the workload's software efficiency times the
+/// accelerator's calibrated scale.
+double software_factor(const Workload& w, const Accelerator& a);
+
+/// Per sample, at the workload's sequence, no parallel split: the FLOPs the ops add up to.
+Flops ops_flops(const LayerGroup& layer, const Workload& w, Pass pass);
 
 }  // namespace sp::models

@@ -7,30 +7,60 @@ namespace sp::models {
 namespace {
 const std::vector<std::string> kPrecisions = {"bf16", "fp16", "fp8"};
 const std::vector<std::string> kTopologies = {"switch", "bridge", "pcie", "torus3d"};
-}  // namespace
 
-namespace {
-std::vector<std::string> fallbacks(const std::string& precision) {
-  return precision == "fp8"    ? std::vector<std::string>{"fp8", "bf16", "fp16"}
-         : precision == "bf16" ? std::vector<std::string>{"bf16", "fp16"}
-                               : std::vector<std::string>{precision, "bf16"};
+// compute: {source, parallel_units, gemm_tile: [m, n], kernel_latency, memory_efficiency,
+//           gemm: {dtype: {efficiency_max, k_overhead}}, measured: {dtype: [[m, n, k, time], ...]},
+//           provenance: {...}}
+KernelCosts parse_kernel_costs(const config::ConfigNode& n, const Accelerator& a) {
+  n.expect_only({"source", "parallel_units", "gemm_tile", "kernel_latency", "memory_efficiency", "gemm", "measured",
+                 "provenance"});
+  KernelCosts c;
+  c.source = n.at("source").as_string();
+  if (c.source.rfind("measured", 0) != 0 && c.source.rfind("estimate", 0) != 0) {
+    n.at("source").fail("must start with 'measured' or 'estimate' and name where the figures come from");
+  }
+  c.parallel_units = static_cast<int>(n.at("parallel_units").as_positive_int());
+  const config::ConfigNode tile = n.at("gemm_tile");
+  const auto dims = tile.elements();
+  if (dims.size() != 2) tile.fail("needs [m, n]: the output tile of one work unit");
+  c.tile_m = static_cast<int>(dims[0].as_positive_int());
+  c.tile_n = static_cast<int>(dims[1].as_positive_int());
+  c.kernel_latency = n.at("kernel_latency").as_nonnegative_duration();
+  c.memory_efficiency = n.at("memory_efficiency").as_fraction();
+  const auto known_dtype = [&](const std::string& dtype, const config::ConfigNode& where) {
+    if (a.peak.count(dtype) == 0) where.fail("no peak for " + dtype + " in this accelerator's file", "add it under peak:");
+  };
+  for (const auto& [dtype, v] : n.at("gemm").entries()) {
+    known_dtype(dtype, v);
+    v.expect_only({"efficiency_max", "k_overhead"});
+    GemmRate r;
+    r.efficiency_max = v.at("efficiency_max").as_fraction();
+    r.k_overhead = v.at("k_overhead").as_number();
+    if (r.k_overhead < 0) v.at("k_overhead").fail("must not be negative");
+    c.gemm[dtype] = r;
+  }
+  if (auto m = n.find("measured")) {
+    for (const auto& [dtype, list] : m->entries()) {
+      known_dtype(dtype, list);
+      for (const auto& row : list.elements()) {
+        const auto cells = row.elements();
+        if (cells.size() != 4) row.fail("needs [m, n, k, time]");
+        MeasuredGemm g{static_cast<double>(cells[0].as_positive_int()), static_cast<double>(cells[1].as_positive_int()),
+                       static_cast<double>(cells[2].as_positive_int()), cells[3].as_nonnegative_duration()};
+        if (g.time <= Duration::zero()) cells[3].fail("must be positive");
+        c.measured[dtype].push_back(g);
+      }
+    }
+  }
+  return c;
 }
+
 }  // namespace
 
 std::optional<FlopsPerSecond> Accelerator::training_peak(const std::string& precision) const {
-  for (const std::string& p : fallbacks(precision)) {
-    if (auto it = peak.find(p); it != peak.end()) return it->second;
-  }
-  return std::nullopt;
-}
-
-double Accelerator::gemm_ceiling(const std::string& precision) const {
-  for (const std::string& p : fallbacks(precision)) {
-    if (peak.count(p) == 0) continue;  // the precision training_peak runs at
-    const auto it = gemm_efficiency.find(p);
-    return it == gemm_efficiency.end() ? 1.0 : it->second.efficiency_max;
-  }
-  return 1.0;
+  const std::string dtype = gemm_dtype(*this, precision);
+  if (dtype.empty()) return std::nullopt;
+  return peak.at(dtype);
 }
 
 FlopsPerSecond Accelerator::peak_for(const std::string& precision, const config::ConfigNode& where) const {
@@ -44,7 +74,7 @@ FlopsPerSecond Accelerator::peak_for(const std::string& precision, const config:
 }
 
 Accelerator parse_accelerator(const config::ConfigNode& n) {
-  n.expect_only({"name", "vendor", "aliases", "peak", "memory", "scale_up", "tdp", "typical_node", "gemm_efficiency"});
+  n.expect_only({"name", "vendor", "aliases", "peak", "memory", "scale_up", "tdp", "typical_node", "compute"});
   Accelerator a;
   a.name = n.at("name").as_string();
   a.vendor = n.at("vendor").as_string();
@@ -82,17 +112,8 @@ Accelerator parse_accelerator(const config::ConfigNode& n) {
   if (nic_count < 0) nics.fail("must not be negative");
   a.typical_nics = static_cast<int>(nic_count);
   if (a.typical_nics > 0) a.typical_nic_bandwidth = node.at("nic_bandwidth").as_positive_bandwidth();
-  if (auto g = n.find("gemm_efficiency")) {
-    // {bf16: {efficiency_max: 0.8, half_flops: "2 GFLOP"}, provenance: {...}}
-    for (const auto& [dtype, v] : g->entries()) {
-      if (dtype == "provenance") continue;
-      if (std::find(kPrecisions.begin(), kPrecisions.end(), dtype) == kPrecisions.end()) {
-        v.fail("unknown precision '" + dtype + "'", "valid: bf16, fp16, fp8");
-      }
-      v.expect_only({"efficiency_max", "half_flops"});
-      a.gemm_efficiency[dtype] = {v.at("efficiency_max").as_fraction(), v.at("half_flops").as_flops()};
-    }
-  }
+  a.compute = parse_kernel_costs(n.at("compute"), a);
+  refresh_measured_ratios(a);
   return a;
 }
 

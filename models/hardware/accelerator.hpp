@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/compute/kernel_costs.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/core/units.hpp"
 
@@ -26,16 +27,12 @@ struct Accelerator {
   int typical_accelerators_per_node = 1;
   int typical_nics = 0;
   BytesPerSecond typical_nic_bandwidth;
-  /// How well training software runs on it relative to the reference H100 (1): scales the
-  /// workloads' efficiency curves. Set by calibration (calibration/params), not by the file.
+  /// How fast the submissions' training software runs on it relative to NVIDIA's on the
+  /// reference H100 (1), beyond what its kernel costs explain: a factor on compute time. Set by
+  /// calibration (calibration/params), not by the file.
   double efficiency_scale = 1.0;
-  /// Measured dense GEMM efficiency by dtype (`scalepoint calibrate compute`): achieved / peak
-  /// = efficiency_max x F / (F + half_flops) for a GEMM of F FLOPs. Empty unless measured.
-  struct GemmEfficiency {
-    double efficiency_max = 1;
-    Flops half_flops;
-  };
-  std::map<std::string, GemmEfficiency> gemm_efficiency;
+  /// What its kernels cost (models/compute/kernel_costs.hpp): measured or estimated from its spec.
+  KernelCosts compute;
 
   /// The dense rate training at `precision` runs at: that precision's peak, or where the
   /// accelerator has no such mode, the precision it falls back to (fp8 -> bf16 -> fp16; bf16 and
@@ -43,9 +40,6 @@ struct Accelerator {
   std::optional<FlopsPerSecond> training_peak(const std::string& precision) const;
   /// The same; InputError at `where` when none applies.
   FlopsPerSecond peak_for(const std::string& precision, const config::ConfigNode& where) const;
-  /// The best fraction of peak a GEMM reached at `precision` (same fallbacks as training_peak),
-  /// or 1 when not measured: no training step runs its dense math faster.
-  double gemm_ceiling(const std::string& precision) const;
 };
 
 Accelerator parse_accelerator(const config::ConfigNode& node);

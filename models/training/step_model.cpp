@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "models/compute/compute_model.hpp"
+#include "models/compute/ops.hpp"
 #include "models/training/buckets.hpp"
 #include "models/training/stragglers.hpp"
 #include "sim/core/engine.hpp"
@@ -54,23 +55,23 @@ struct LayerTimes {
   Duration forward, backward;         // per instance, per micro-batch, compute and exposed TP/CP comm
   Duration forward_compute, backward_compute;
   Duration tp_comm;                   // TP and CP communication per instance per micro-batch (both passes)
+  Flops flops;                        // model FLOPs of both passes
 };
 
 // One layer instance for one micro-batch on one accelerator.
 LayerTimes layer_times(const LayerGroup& l, const Workload& w, const Platform& p, const ParallelLayout& lay,
-                       const ComputeModel& compute, Fidelity fidelity) {
-  const double share = static_cast<double>(lay.micro_batch) / (lay.tp * lay.cp);  // samples of work
-  const Bytes weights = w.memory.weight_bytes_per_parameter * (static_cast<double>(l.parameters) / lay.tp);
-  const Bytes acts = l.activations * share;
-  const BytesPerSecond mem = p.accelerator.memory_bandwidth;
-  // Roofline: the slower of the arithmetic and the memory traffic (weights read once per pass,
-  // activations written forward, read and their gradients written backward).
-  const auto roofline = [&](Flops per_sample, Bytes traffic) {
-    return max(compute.time(per_sample, share), traffic / mem);
-  };
+                       Fidelity fidelity) {
+  // The kernels of one micro-batch on this accelerator, after the TP and CP splits.
+  Shard shard;
+  shard.samples = lay.micro_batch;
+  shard.tokens_per_sample = w.tokens_per_sample;
+  shard.tp = lay.tp;
+  shard.cp = lay.cp;
+  const LayerCompute c = layer_compute(l, w, p.accelerator, shard);
   LayerTimes t;
-  t.forward_compute = roofline(l.forward, weights + acts);
-  t.backward_compute = roofline(l.backward, weights * 2 + acts * 2);
+  t.forward_compute = c.forward.time;
+  t.backward_compute = c.backward.time;
+  t.flops = c.forward.model_flops + c.backward.model_flops;
 
   Duration fwd_comm, bwd_comm;
   if (lay.tp > 1 && l.tp_tensor.value() > 0) {
@@ -114,17 +115,17 @@ Duration pipeline_hop(const Workload& w, const Platform& p, const ParallelLayout
 
 StepResult simulate_step(const Workload& w, const Platform& p, const ParallelLayout& lay, int accelerators,
                          Fidelity fidelity) {
-  const ComputeModel compute = compute_model_for(w, p.accelerator);
   StepResult r;
-  r.compute_efficiency = compute.efficiency(static_cast<double>(lay.micro_batch) / (lay.tp * lay.cp));
+  Flops flops;  // per micro-batch on this stage
 
   // Per micro-batch on one pipeline stage (the stage holds 1/p of every layer group).
   const double stage = 1.0 / lay.pp;
   Duration t_f, t_b, f_compute, b_compute;
   std::vector<Duration> backward_per_instance;
   for (const LayerGroup& l : w.layers) {
-    const LayerTimes t = layer_times(l, w, p, lay, compute, fidelity);
+    const LayerTimes t = layer_times(l, w, p, lay, fidelity);
     const double n = l.repeat * stage;
+    flops += t.flops * n;
     t_f += scale(t.forward, n);
     t_b += scale(t.backward, n);
     f_compute += scale(t.forward_compute, n);
@@ -139,6 +140,9 @@ StepResult simulate_step(const Workload& w, const Platform& p, const ParallelLay
   const int m = lay.micro_batches;
   r.forward = f_compute * m;
   r.backward = b_compute * m;
+  const Duration busy = f_compute + b_compute;
+  r.compute_efficiency =
+      busy > Duration::zero() ? flops.value() / (to_seconds(busy) * p.accelerator.training_peak(w.precision)->value()) : 0;
   r.bubble = (t_f + t_b) * (lay.pp - 1);
   const Duration pipeline = (t_f + t_b) * (m + lay.pp - 1);
 

@@ -35,7 +35,7 @@ struct StepResult {
   Duration straggler;         // expected wait for the slowest rank
   Duration jittered_compute;  // compute subject to per-rank jitter (per step)
   Duration forward_per_micro_batch;  // one micro-batch's forward on one stage
-  double compute_efficiency = 0;
+  double compute_efficiency = 0;   // model FLOPs / (compute time x peak): MFU of the compute alone
   int buckets = 0;
   std::uint64_t events = 0;
 };

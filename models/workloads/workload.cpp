@@ -3,6 +3,10 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
+#include "models/compute/compute_model.hpp"
+
 namespace sp::models {
 
 std::int64_t typical_global_batch(const Workload& w, int n, int dp) {
@@ -66,9 +70,19 @@ Flops nonnegative_flops(const config::ConfigNode& n) {
   return f;
 }
 
+// The FLOPs the ops add up to must match the totals the file documents (within 3 %): a check on
+// the op description against the published per-sample counts.
+void check_flops(const config::ConfigNode& n, const char* key, Flops documented, Flops from_ops) {
+  const double d = documented.value(), o = from_ops.value();
+  if (d == 0 && o == 0) return;
+  if (d > 0 && std::abs(o / d - 1) <= 0.03) return;
+  n.at(key).fail(fmt::format("the ops add up to {:.6g} GFLOP per sample, the layer says {:.6g}", o / 1e9, d / 1e9),
+                 "fix the ops or the documented total");
+}
+
 LayerGroup parse_layer(const config::ConfigNode& n) {
   n.expect_only({"name", "repeat", "parameters", "trainable_parameters", "forward", "backward", "activations",
-                 "tensor_parallel", "context_parallel"});
+                 "tensor_parallel", "context_parallel", "ops"});
   LayerGroup l;
   l.name = n.at("name").as_string();
   if (auto r = n.find("repeat")) l.repeat = static_cast<int>(r->as_positive_int());
@@ -78,8 +92,9 @@ LayerGroup parse_layer(const config::ConfigNode& n) {
     l.trainable_parameters = nonnegative_int(*t);
     if (l.trainable_parameters > l.parameters) t->fail("exceeds parameters");
   }
-  l.forward = nonnegative_flops(n.at("forward"));
-  l.backward = nonnegative_flops(n.at("backward"));
+  const config::ConfigNode ops = n.at("ops");
+  for (const auto& o : ops.elements()) l.ops.push_back(parse_op(o));
+  if (l.ops.empty()) ops.fail("needs at least one op: the kernels the layer runs");
   if (auto a = n.find("activations")) l.activations = a->as_bytes();
   if (auto tp = n.find("tensor_parallel")) {
     tp->expect_only({"tensor", "all_gathers", "reduce_scatters"});
@@ -161,7 +176,7 @@ ConvergenceTable parse_convergence(const config::ConfigNode& n) {
 Workload parse_workload(const config::ConfigNode& n) {
   n.expect_only({"name", "mlperf_benchmark", "description", "sample", "precision",
                  "gradient_bytes_per_parameter", "gradient_bucket", "optimizer_traffic_per_parameter",
-                 "compute", "layers", "dataset", "evaluation", "convergence", "parallelism", "memory",
+                 "tokens_per_sample", "compute", "layers", "dataset", "evaluation", "convergence", "parallelism", "memory",
                  "runs_per_result", "typical_global_batch"});
   Workload w;
   w.name = n.at("name").as_string();
@@ -176,14 +191,35 @@ Workload parse_workload(const config::ConfigNode& n) {
   w.gradient_bytes_per_parameter = n.at("gradient_bytes_per_parameter").as_positive_bytes();
   w.gradient_bucket = n.at("gradient_bucket").as_positive_bytes();
   w.optimizer_traffic_per_parameter = n.at("optimizer_traffic_per_parameter").as_bytes();
+  w.tokens_per_sample = n.at("tokens_per_sample").as_positive_number();
   const config::ConfigNode compute = n.at("compute");
-  compute.expect_only({"efficiency_max", "half_efficiency_batch"});
-  w.efficiency_max = compute.at("efficiency_max").as_fraction();
-  w.half_efficiency_batch = compute.at("half_efficiency_batch").as_number();
-  if (w.half_efficiency_batch < 0) compute.at("half_efficiency_batch").fail("must not be negative");
+  compute.expect_only({"software_efficiency", "software_efficiency_range"});
+  w.software_efficiency = compute.at("software_efficiency").as_positive_number();
+  const config::ConfigNode range = compute.at("software_efficiency_range");
+  const auto bounds = range.elements();
+  if (bounds.size() != 2) range.fail("needs [min, max]");
+  w.software_efficiency_min = bounds[0].as_positive_number();
+  w.software_efficiency_max = bounds[1].as_positive_number();
+  if (!(w.software_efficiency_min < w.software_efficiency && w.software_efficiency < w.software_efficiency_max)) {
+    range.fail("must contain software_efficiency strictly inside [min, max]");
+  }
   const config::ConfigNode layers = n.at("layers");
-  for (const auto& l : layers.elements()) w.layers.push_back(parse_layer(l));
+  const std::vector<config::ConfigNode> layer_nodes = layers.elements();
+  for (const auto& l : layer_nodes) w.layers.push_back(parse_layer(l));
   if (w.layers.empty()) layers.fail("needs at least one layer");
+  // Backward runs from the loss down to the first trainable layer: frozen layers before it (a
+  // frozen stem, LoRA's embedding) run forward only.
+  bool below_trains = false;
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    LayerGroup& l = w.layers[i];
+    below_trains = below_trains || l.trainable_parameters > 0;
+    l.backward_pass = below_trains;
+    l.forward = ops_flops(l, w, Pass::forward);
+    l.backward = ops_flops(l, w, Pass::backward);
+    const config::ConfigNode& n = layer_nodes[i];
+    if (auto f = n.find("forward")) check_flops(n, "forward", nonnegative_flops(*f), l.forward);
+    if (auto b = n.find("backward")) check_flops(n, "backward", nonnegative_flops(*b), l.backward);
+  }
   if (w.forward_flops_per_sample().value() <= 0) layers.fail("total forward FLOPs must be positive");
   if (w.trainable_parameters() <= 0) layers.fail("needs at least one trainable parameter");
   const config::ConfigNode ds = n.at("dataset");

@@ -1,6 +1,7 @@
 // A training workload (models/workloads/*.yaml): its layers as data (parameters, trainable
-// parameters, per-sample forward and backward FLOPs), gradient and optimizer sizes, the compute
-// efficiency curve, the evaluation rules and the convergence table from the MLPerf RCPs.
+// parameters, the operations each runs, whose FLOPs must add up to the per-sample totals the file
+// documents), gradient and optimizer sizes, the software efficiency of its MLPerf implementation,
+// the evaluation rules and the convergence table from the MLPerf RCPs.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/compute/ops.hpp"
 #include "models/training/parallelism.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/core/time.hpp"
@@ -20,8 +22,10 @@ struct LayerGroup {
   int repeat = 1;
   std::int64_t parameters = 0;            // per instance
   std::int64_t trainable_parameters = 0;  // per instance
-  Flops forward;                          // per sample, per instance
+  Flops forward;                          // per sample, per instance: what the ops add up to
   Flops backward;                         // per sample, per instance
+  bool backward_pass = true;              // false when nothing before or in it trains (a frozen stem)
+  std::vector<Op> ops;                    // the kernels it runs (models/compute/ops.hpp)
   Bytes activations;                      // kept for backward, per sample, per instance
   // Tensor parallelism with sequence parallelism: per instance and sample, each forward (and
   // again each backward) all-gathers and reduce-scatters a tensor of this size in the TP group.
@@ -75,8 +79,12 @@ struct Workload {
   Bytes gradient_bytes_per_parameter;
   Bytes gradient_bucket;
   Bytes optimizer_traffic_per_parameter;
-  double efficiency_max = 0;         // fraction of peak reached at large per-accelerator batch
-  double half_efficiency_batch = 0;  // per-accelerator samples at which half of it is reached
+  double tokens_per_sample = 1;      // sequence length (positions for images): what a GEMM's rows count
+  /// How fast the workload's MLPerf implementation runs relative to its ops as described (plain
+  /// PyTorch's kernels): the compute model's one fitted factor (compute_model.hpp), with the
+  /// file's value as the prior and a plausible range.
+  double software_efficiency = 1.0;
+  double software_efficiency_min = 0.2, software_efficiency_max = 4.0;
   std::vector<LayerGroup> layers;    // forward order
   std::int64_t train_samples = 0;    // dataset size (one epoch)
   EvaluationRule evaluation;

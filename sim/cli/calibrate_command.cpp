@@ -51,8 +51,8 @@ int calibrate_mlperf_command(const CalibrateOptions& o) {
   std::printf("fitted %zu parameters on %zu rows in %d iterations (%s)\n", fit.parameter_names.size(), fit.rows_used,
               fit.iterations, fit.converged ? "converged" : "not converged");
   for (const auto& [name, c] : fit.calibration.workloads) {
-    std::printf("  %-18s efficiency_max %.3f  half_efficiency_batch %.4g  model_error %.3f\n", name.c_str(),
-                c.efficiency_max, c.half_efficiency_batch, c.model_error);
+    std::printf("  %-18s software_efficiency %.3f  model_error %.3f\n", name.c_str(), c.software_efficiency,
+                c.model_error);
   }
   for (const auto& [name, s] : fit.calibration.accelerator_scale) {
     std::printf("  %-18s efficiency_scale %.3f\n", name.c_str(), s);

@@ -110,14 +110,23 @@ int sweep_command(const SweepOptions& options);
 int report_command(const std::string& dir);
 
 struct CalibrateComputeOptions {
-  std::string input;        // scalepoint-gpu-bench CSV
-  std::string accelerator;  // catalog name or alias; default: the CSV's device 0
-  std::string dtype = "bf16";
+  std::vector<std::string> inputs;  // scalepoint-gpu-bench CSV, JSON lines
+  std::string accelerator;          // catalog name or alias; default: the CSV's device 0
   std::string out;
+  std::string report_dir;           // gemm_fit.{csv,png} when set
 };
 
-/// `scalepoint calibrate compute`: the GEMM efficiency curve for a hardware file.
+/// `scalepoint calibrate compute`: an accelerator's kernel costs, as a fragment of its hardware file.
 int calibrate_compute_command(const CalibrateComputeOptions& options);
+
+struct ComputeCheckOptions {
+  std::string data;  // JSON lines of measured configurations
+  std::string accelerator = "H100-SXM5-80GB";
+  std::string out_dir = "results/validation/compute_check";
+};
+
+/// `scalepoint compute-check`: the compute model against measured forward/backward passes.
+int compute_check_command(const ComputeCheckOptions& options);
 
 /// `scalepoint calibrate network`: piecewise alpha-beta per tier, written as a platform.
 int calibrate_network_command(const CalibrateNetworkOptions& options);

@@ -113,15 +113,21 @@ int main(int argc, char** argv) {
   calibrate_network->add_option("--max-segments", network.max_segments, "at most this many")->capture_default_str();
   calibrate_network->add_option("--report", network.report_dir, "folder for network_fit.csv and network_fit.png");
   sp::cli::CalibrateComputeOptions compute;
-  CLI::App* calibrate_compute =
-      calibrate_cmd->add_subcommand("compute", "GEMM efficiency against size from scalepoint-gpu-bench output");
-  calibrate_compute->add_option("--input,-i", compute.input, "scalepoint-gpu-bench CSV")->required();
-  calibrate_compute->add_option("--out,-o", compute.out, "gemm_efficiency fragment to write")->required();
+  CLI::App* calibrate_compute = calibrate_cmd->add_subcommand(
+      "compute", "an accelerator's kernel costs (GEMM rate, kernel latency, memory efficiency) from its measurements");
+  calibrate_compute->add_option("--input,-i", compute.inputs, "scalepoint-gpu-bench CSV or JSON lines of GEMM timings")
+      ->required();
+  calibrate_compute->add_option("--out,-o", compute.out, "compute fragment to write (compute: !include FILE)")->required();
   calibrate_compute->add_option("--accelerator", compute.accelerator,
                                 "catalog name or alias (default: the CSV's device 0)");
-  calibrate_compute->add_option("--dtype", compute.dtype, "bf16 | fp16 | fp8")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
+  calibrate_compute->add_option("--report", compute.report_dir, "folder for gemm_fit.csv and gemm_fit.png");
+
+  sp::cli::ComputeCheckOptions check;
+  CLI::App* check_cmd = app.add_subcommand(
+      "compute-check", "the kernel-level compute model against measured forward/backward passes of one GPU");
+  check_cmd->add_option("--data", check.data, "JSON lines (e.g. calibration/data/gpu/h100/workloads.jsonl)")->required();
+  check_cmd->add_option("--accelerator", check.accelerator, "the GPU that was measured")->capture_default_str();
+  check_cmd->add_option("--out,-o", check.out_dir, "folder for compute_check.{csv,png}")->capture_default_str();
 
   std::string list_what;
   CLI::App* list_cmd = app.add_subcommand("list", "list the accelerators or workloads in the catalog");
@@ -158,6 +164,7 @@ int main(int argc, char** argv) {
     if (calibrate_mlperf->parsed()) return sp::cli::calibrate_mlperf_command(calibrate);
     if (calibrate_network->parsed()) return sp::cli::calibrate_network_command(network);
     if (calibrate_compute->parsed()) return sp::cli::calibrate_compute_command(compute);
+    if (check_cmd->parsed()) return sp::cli::compute_check_command(check);
   } catch (const sp::InputError& e) {
     std::fprintf(stderr, "scalepoint: error: %s\n", e.what());
     return 2;

@@ -36,7 +36,7 @@ const std::vector<ColumnDef>& column_defs() {
        [](P p) { return p.estimate.per_accelerator_batch; }},
       {"memory_per_accelerator_gb", "GB", "weights, gradients, optimizer states, activations and reserve", false,
        false, [](P p) { return p.estimate.memory.total().value() / 1e9; }},
-      {"compute_efficiency", "1", "achieved fraction of peak at the per-accelerator micro-batch", false, true,
+      {"compute_efficiency", "1", "model FLOPs over compute time at the precision's peak (MFU of the compute alone)", false, true,
        [](P p) { return p.estimate.step.compute_efficiency; }},
       {"step_time_s", "s", "one training step, expected stragglers included", false, true,
        [](P p) { return s(p.estimate.step.step); }},

@@ -72,11 +72,11 @@ TEST(Calibrate, TheCommittedParametersComeFromTheCommittedData) {
   ASSERT_EQ(fit.calibration.workloads.size(), committed.workloads.size());
   for (const auto& [name, c] : committed.workloads) {
     const models::WorkloadCurve& got = fit.calibration.workloads.at(name);
-    EXPECT_NEAR(got.efficiency_max / c.efficiency_max, 1, 1e-5) << name;
-    EXPECT_NEAR(got.half_efficiency_batch / c.half_efficiency_batch, 1, 1e-5) << name;
-    // Physical ranges: a kernel mix reaches 10-90 % of peak on large batches.
-    EXPECT_GT(c.efficiency_max, 0.1) << name;
-    EXPECT_LT(c.efficiency_max, 0.9) << name;
+    EXPECT_NEAR(got.software_efficiency / c.software_efficiency, 1, 1e-5) << name;
+    // Physical range: fused MLPerf code runs its kernels between half as fast and three times as
+    // fast as plain PyTorch runs the ops the workload file describes.
+    EXPECT_GT(c.software_efficiency, 0.5) << name;
+    EXPECT_LT(c.software_efficiency, 3.0) << name;
     EXPECT_GT(c.model_error, 0.0) << name;
     EXPECT_LT(c.model_error, 0.3) << name;
   }
@@ -86,11 +86,12 @@ TEST(Calibrate, TheCommittedParametersComeFromTheCommittedData) {
     EXPECT_GT(s, 0.1) << name;  // software reaching a tenth to twice what it reaches on the H100
     EXPECT_LT(s, 2.0) << name;
   }
-  // In-sample accuracy as README "Calibration" states it.
+  // In-sample accuracy as README "Calibration" states it (the kernel-level compute model: 12
+  // parameters, no fitted batch curve; median 6.1 %, p90 17.3 %).
   const ErrorSummary& all = fit.in_sample.summaries.back();
   EXPECT_EQ(all.group, "all");
-  EXPECT_LT(all.median_ape, 5.0);
-  EXPECT_LT(all.p90_ape, 12.0);
+  EXPECT_LT(all.median_ape, 7.0);
+  EXPECT_LT(all.p90_ape, 19.0);
 }
 
 TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
@@ -98,10 +99,10 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
   // fit from the files' values: the fit must find the known parameters again (up to the weak
   // prior's pull and the layouts, which are chosen once with the files' values).
   models::Calibration truth;
-  truth.workloads["bert"] = {0.45, 20.0, 0};
-  truth.workloads["llama2_70b_lora"] = {0.40, 0.1, 0};
-  truth.workloads["retinanet"] = {0.30, 3.0, 0};
-  truth.workloads["stable_diffusion"] = {0.42, 2.0, 0};
+  truth.workloads["bert"] = {1.3, 0};
+  truth.workloads["llama2_70b_lora"] = {1.1, 0};
+  truth.workloads["retinanet"] = {1.8, 0};
+  truth.workloads["stable_diffusion"] = {1.6, 0};
   for (const char* a : {"A100-PCIe-80GB", "B200-SXM-180GB", "H100-NVL-94GB", "H200-SXM5-141GB", "RTX-4090", "RTX-A5000",
                         "Radeon-RX-7900-XTX", "TPU-v5p"}) {
     truth.accelerator_scale[a] = 0.7;
@@ -117,8 +118,7 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
   }
   const FitResult fit = calibrate_mlperf(rows, catalog(), platforms, CalibrateOptions{});
   for (const auto& [name, c] : truth.workloads) {
-    EXPECT_NEAR(fit.calibration.workloads.at(name).efficiency_max / c.efficiency_max, 1, 0.02) << name;
-    EXPECT_NEAR(fit.calibration.workloads.at(name).half_efficiency_batch / c.half_efficiency_batch, 1, 0.1) << name;
+    EXPECT_NEAR(fit.calibration.workloads.at(name).software_efficiency / c.software_efficiency, 1, 0.02) << name;
   }
   for (const auto& [name, s] : truth.accelerator_scale) {
     EXPECT_NEAR(fit.calibration.accelerator_scale.at(name) / s, 1, 0.02) << name;
@@ -128,7 +128,7 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
 
 TEST(Calibrate, ModelErrorIsTheLargerOfTheWorkloadsAndItsScaleRanges) {
   const models::Calibration c = models::parse_calibration(config::load_string(
-      "workloads: {bert: {efficiency_max: 0.5, half_efficiency_batch: 10, model_error: 0.05}}\n"
+      "workloads: {bert: {software_efficiency: 1.5, model_error: 0.05}}\n"
       "model_error_by_scale: {\"N<=8\": 0.03, \"N=9-64\": 0.09, \"N>64\": 0.18}\n",
       "params.yaml"));
   models::Workload w = *catalog().find_workload("bert");

@@ -15,15 +15,23 @@
 namespace sp::models::testing {
 
 /// 8 accelerators per node at 1 PFLOP/s (fp16), 1 TB/s memory; an 8-way switch at 100 GB/s per
-/// accelerator; 4 NICs of 10 GB/s per node (5 GB/s per accelerator); every efficiency 1. One
-/// protocol, Simple, with no launch cost, 1 us per step inside a node and 10 us across nodes;
-/// the library runs rings only.
+/// accelerator; 4 NICs of 10 GB/s per node (5 GB/s per accelerator); every efficiency 1. Its
+/// kernels cost exactly FLOPs / peak: one work unit of a 1 x 1 tile (no wave or tile waste), no
+/// k overhead, no kernel latency. One protocol, Simple, with no launch cost, 1 us per step inside
+/// a node and 10 us across nodes; the library runs rings only.
 inline Platform simple_platform() {
   Platform p;
   p.name = "test";
   p.accelerator.name = "TestGPU";
   p.accelerator.peak["fp16"] = FlopsPerSecond(1e15);
   p.accelerator.memory_bandwidth = BytesPerSecond(1e12);
+  KernelCosts& k = p.accelerator.compute;
+  k.source = "estimate: test";
+  k.parallel_units = 1;
+  k.tile_m = k.tile_n = 1;
+  k.kernel_latency = Duration::zero();
+  k.memory_efficiency = 1.0;
+  k.gemm["fp16"] = GemmRate{1.0, 0.0};
   p.topology.accelerators_per_node = 8;
   Tier up;
   up.name = "scale_up";
@@ -64,19 +72,30 @@ inline LayerGroup layer(std::string name, int repeat, std::int64_t params, std::
   return l;
 }
 
-/// Two layers; efficiency 1 at any batch (half_efficiency_batch 0); no optimizer traffic.
+/// One GEMM of 1 TFLOP per sample: 5000 rows per sample, n = k = 10,000 (2 x 5000 x 1e8 = 1e12),
+/// whose operands (0.4 GB per sample) stream in less time than its arithmetic at 1 TB/s.
+inline Op teraflop_gemm() {
+  Op op;
+  op.kind = OpKind::gemm;
+  op.name = "teraflop";
+  op.n = op.k = 10'000;
+  return op;
+}
+
+/// Two layers of one teraflop GEMM each: per sample 1 ms forward at 1 PFLOP/s; backward 1 ms for
+/// the input gradient, and 1 ms more for the weight gradient when the layer trains. No optimizer
+/// traffic.
 inline Workload two_layer_workload(std::int64_t trainable_first, std::int64_t trainable_second) {
   Workload w;
   w.name = "two_layer";
   w.precision = "fp16";
+  w.tokens_per_sample = 5000;
   w.gradient_bytes_per_parameter = Bytes(2);
   w.gradient_bucket = Bytes(1e12);
   w.optimizer_traffic_per_parameter = Bytes(0);
-  w.efficiency_max = 1.0;
-  w.half_efficiency_batch = 0.0;
-  // 1 TFLOP forward and 2 TFLOP backward per sample each: 1 ms and 2 ms per sample at 1 PFLOP/s.
-  w.layers = {layer("first", 1, trainable_first, trainable_first, Flops(1e12), Flops(2e12)),
-              layer("second", 1, trainable_second, trainable_second, Flops(1e12), Flops(2e12))};
+  w.layers = {layer("first", 1, trainable_first, trainable_first, Flops(1e12), Flops(trainable_first ? 2e12 : 1e12)),
+              layer("second", 1, trainable_second, trainable_second, Flops(1e12), Flops(trainable_second ? 2e12 : 1e12))};
+  for (LayerGroup& l : w.layers) l.ops = {teraflop_gemm()};
   w.train_samples = 1000;
   w.memory.weight_bytes_per_parameter = Bytes(2);
   w.memory.optimizer_bytes_per_trainable_parameter = Bytes(12);

@@ -120,15 +120,27 @@ TEST(CalibrateNetwork, TheFittedPlatformReproducesTheMeasuredTimes) {
   EXPECT_LT(errors.back(), 0.15);
 }
 
-TEST(CalibrateCompute, WritesTheFragmentAndRejectsAnUnknownAccelerator) {
-  const fs::path out = fs::temp_directory_path() / "sp_gemm.yaml";
+TEST(CalibrateCompute, TheCommittedH100FragmentComesFromTheCommittedMeasurements) {
+  // The same command as the fragment's first line; only the date in `source` may differ.
+  const fs::path out = fs::temp_directory_path() / "sp_h100.compute.yaml";
   fs::remove(out);
-  const std::string input = std::string(SP_SOURCE_DIR) + "/tests/data/gpu_bench_synthetic.csv";
-  auto [status, text] = shell(std::string(SP_CLI) + " calibrate compute --input " + input + " --out " + out.string());
+  const std::string data = std::string(SP_SOURCE_DIR) + "/calibration/data/gpu/h100/";
+  auto [status, text] = shell(std::string(SP_CLI) + " calibrate compute --accelerator H100-SXM5-80GB --input " + data +
+                              "gpu_bench.csv --input " + data + "workloads.jsonl --out " + out.string());
   ASSERT_EQ(status, 0) << text;
-  EXPECT_NE(text.find("H100-SXM5-80GB bf16: efficiency_max 0.799"), std::string::npos) << text;
-  EXPECT_NE(slurp(out).find("bf16: {efficiency_max: 0.799"), std::string::npos);
-  std::tie(status, text) = shell(std::string(SP_CLI) + " calibrate compute --input " + input +
+  EXPECT_NE(text.find("not used: 28 GEMMs of a first-version bench file"), std::string::npos) << text;
+  const auto body = [](std::string t) {  // without the comment lines, the source line and the input paths
+    std::string kept, line;
+    std::istringstream in(t);
+    while (std::getline(in, line)) {
+      if (line.rfind('#', 0) == 0 || line.rfind("source:", 0) == 0 || line.find("file:") != std::string::npos) continue;
+      kept += line + "\n";
+    }
+    return kept;
+  };
+  EXPECT_EQ(body(slurp(out)),
+            body(slurp(std::string(SP_SOURCE_DIR) + "/models/hardware/measured/h100_sxm5_80gb.compute.yaml")));
+  std::tie(status, text) = shell(std::string(SP_CLI) + " calibrate compute --input " + data + "workloads.jsonl" +
                                  " --accelerator H1000 --out " + out.string() + ".x");
   EXPECT_EQ(status, 2) << text;
   EXPECT_NE(text.find("no hardware file in models/hardware names 'H1000'"), std::string::npos) << text;

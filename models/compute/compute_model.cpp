@@ -1,0 +1,61 @@
+#include "models/compute/compute_model.hpp"
+
+namespace sp::models {
+
+Duration kernel_time(const Kernel& k, const Accelerator& a) {
+  switch (k.kind) {
+    case Kernel::Kind::gemm: return scale(gemm_time(a, k.dtype, k.shape), k.count);
+    case Kernel::Kind::attention: {
+      // Each product streams like a GEMM of its shape; the fused kernel pays one latency.
+      const Duration latency = a.compute.kernel_latency;
+      const Duration product = gemm_time_modelled(a, k.dtype, k.shape) - latency;
+      return scale(latency + scale(product, k.work), k.count);  // work: products per kernel
+    }
+    case Kernel::Kind::stream: return stream_time(a, k.bytes, k.count);
+  }
+  return Duration::zero();
+}
+
+double software_factor(const Workload& w, const Accelerator& a) { return w.software_efficiency * a.efficiency_scale; }
+
+namespace {
+Shard shard_for(const LayerGroup& l, Shard s) {
+  s.parameters = static_cast<double>(l.parameters);
+  s.trains_weights = l.trainable_parameters > 0;
+  s.backward = l.backward_pass;
+  return s;
+}
+}  // namespace
+
+LayerCompute layer_compute(const LayerGroup& l, const Workload& w, const Accelerator& a, Shard s,
+                           const std::string& precision) {
+  s = shard_for(l, s);
+  const std::string dtype = precision.empty() ? w.precision : precision;
+  const double factor = software_factor(w, a);
+  LayerCompute out;
+  for (Pass pass : {Pass::forward, Pass::backward}) {
+    PassCompute& pc = pass == Pass::forward ? out.forward : out.backward;
+    for (const Op& op : l.ops) {
+      for (const Kernel& k : expand(op, s, pass, dtype)) {
+        pc.time += kernel_time(k, a);
+        pc.model_flops += k.model_flops;
+        pc.kernels += k.count;
+      }
+    }
+    pc.time = scale(pc.time, 1.0 / factor);
+  }
+  return out;
+}
+
+Flops ops_flops(const LayerGroup& l, const Workload& w, Pass pass) {
+  Shard s;
+  s.tokens_per_sample = w.tokens_per_sample;
+  s = shard_for(l, s);
+  Flops f;
+  for (const Op& op : l.ops) {
+    for (const Kernel& k : expand(op, s, pass, w.precision)) f += k.model_flops;
+  }
+  return f;
+}
+
+}  // namespace sp::models

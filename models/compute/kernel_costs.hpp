@@ -1,0 +1,75 @@
+// What one kernel costs on an accelerator: the kernel-level half of the compute model (the other
+// half, models/compute/ops.hpp, says which kernels a layer runs).
+//
+// A GEMM C[m x n] = A[m x k] B[k x n] (times `batch` independent products) is cut into output
+// tiles of tile_m x tile_n (narrowed to the GEMM when it is narrower), optionally split along k
+// (split-K) so that small GEMMs fill the machine; the work units run in waves of
+// `parallel_units` (SMs) and each unit streams k + k_overhead steps at efficiency_max of the peak
+// rate per unit. The library picks the split that finishes first, as cuBLAS's heuristics do.
+//   t = kernel_latency + waves x 2 tile_m tile_n (k/split + k_overhead) / (peak x efficiency_max / units)
+// bounded below by the kernel's operand and result bytes at the achievable memory bandwidth. A
+// memory-bound (element-wise) kernel costs kernel_latency + bytes / (bandwidth x memory_efficiency).
+// The latency is a time per kernel, not a fraction of FLOPs, so it does not shrink on a faster
+// chip: it is what makes small per-accelerator batches slow.
+//
+// Where GEMMs were measured on the accelerator (scalepoint-gpu-bench, graph-timed), the measured
+// shapes correct the trend: the log ratio measured / modelled, averaged over the measured shapes
+// near the query (a Gaussian kernel in log2 m, n, k), shrinks to no correction far from them.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/core/time.hpp"
+#include "sim/core/units.hpp"
+
+namespace sp::models {
+
+struct GemmShape {
+  double m = 0, n = 0, k = 0;
+  double batch = 1;  // independent products in one kernel (attention heads, conv groups)
+  Flops flops() const { return Flops(2 * m * n * k * batch); }
+};
+
+/// One dtype's GEMM mainloop.
+struct GemmRate {
+  double efficiency_max = 0.75;  // of the dtype's peak, on whole tiles and long k, at sustained clocks
+  double k_overhead = 64;        // prologue and epilogue of a tile, in k steps
+};
+
+struct MeasuredGemm {
+  double m = 0, n = 0, k = 0;
+  Duration time;          // one GEMM, back to back in a CUDA graph
+  double log_ratio = 0;   // log(time / trend), set by refresh_measured_ratios
+};
+
+struct KernelCosts {
+  /// "measured: ..." or "estimate: ..." with the source; reported by `scalepoint list`.
+  std::string source = "estimate: defaults";
+  int parallel_units = 1;  // SMs (or cores) that run work units side by side
+  int tile_m = 128, tile_n = 128;
+  Duration kernel_latency = microseconds(2);
+  double memory_efficiency = 0.85;  // achieved / peak bandwidth of a streaming kernel
+  std::map<std::string, GemmRate> gemm;                        // by dtype
+  std::map<std::string, std::vector<MeasuredGemm>> measured;  // by dtype
+};
+
+struct Accelerator;
+
+/// The dtype whose GEMM data applies to `dtype` on `a` (fp8 -> bf16 -> fp16 where missing),
+/// matching Accelerator::training_peak's fallbacks; empty when the accelerator has no peak for it.
+std::string gemm_dtype(const Accelerator& a, const std::string& dtype);
+
+/// One GEMM kernel by the trend alone (no measured correction).
+Duration gemm_time_modelled(const Accelerator& a, const std::string& dtype, const GemmShape& s);
+/// One GEMM kernel: the trend, corrected by the accelerator's measured shapes where it has them.
+Duration gemm_time(const Accelerator& a, const std::string& dtype, const GemmShape& s);
+/// `kernels` memory-bound kernels moving `bytes` in all.
+Duration stream_time(const Accelerator& a, Bytes bytes, double kernels);
+
+/// Recomputes each measured shape's log(measured / trend): after parsing, and whenever the trend's
+/// parameters or the peaks change.
+void refresh_measured_ratios(Accelerator& a);
+
+}  // namespace sp::models

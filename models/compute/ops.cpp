@@ -1,0 +1,199 @@
+#include "models/compute/ops.hpp"
+
+#include <algorithm>
+
+namespace sp::models {
+
+namespace {
+
+std::string dtype_of(const Op& op, const std::string& workload_precision) {
+  if (!op.precision.empty()) return op.precision;
+  // FP8 training keeps attention in 16-bit (TransformerEngine's default in the v4.1 submissions).
+  if (op.kind == OpKind::attention && workload_precision == "fp8") return "bf16";
+  return workload_precision;
+}
+
+void add_gemm(std::vector<Kernel>& out, double m, double n, double k, double batch, const std::string& dtype) {
+  Kernel g;
+  g.kind = Kernel::Kind::gemm;
+  g.shape = GemmShape{m, n, k, batch};
+  g.dtype = dtype;
+  g.model_flops = g.shape.flops();
+  out.push_back(g);
+}
+
+// GEMMs and convolutions: forward C = A W; backward the input gradient dA = dC W^T and the weight
+// gradient dW = A^T dC, each the same FLOPs as the forward.
+void expand_matmul(const Op& op, const Shard& s, Pass pass, const std::string& dtype, std::vector<Kernel>& out) {
+  double n = op.n, k = op.k;
+  if (op.tp_split == TpSplit::n) n /= s.tp;
+  if (op.tp_split == TpSplit::k) k /= s.tp;
+  std::vector<double> rows = op.rows_per_sample;
+  if (rows.empty()) rows.push_back(s.tokens_per_sample);
+  for (double per_sample : rows) {
+    const double m = per_sample * s.samples / s.cp;
+    if (pass == Pass::forward) {
+      add_gemm(out, m, n, k, op.groups, dtype);
+      continue;
+    }
+    if (op.input_gradient) add_gemm(out, m, k, n, op.groups, dtype);
+    if (s.trains_weights && !op.frozen) add_gemm(out, n, k, m, op.groups, dtype);
+  }
+}
+
+// Fused (flash) attention: forward runs Q K^T and P V (2 products), backward recomputes Q K^T and
+// forms dV, dP, dQ, dK (5). Ring attention (CP) runs one kernel per ring step over a K/V chunk.
+void expand_attention(const Op& op, const Shard& s, Pass pass, const std::string& dtype, std::vector<Kernel>& out) {
+  const double heads = std::max(1.0, op.heads / s.tp);
+  const double sequence = op.queries > 0 ? op.queries : s.tokens_per_sample;
+  const double queries = sequence / s.cp;
+  const double keys = (op.keys > 0 ? op.keys : sequence) / s.cp;  // self-attention: the queries' sequence
+  const double causal = op.causal ? 0.5 : 1.0;
+  Kernel a;
+  a.kind = Kernel::Kind::attention;
+  a.shape = GemmShape{queries, keys, op.head_dim, heads * s.samples};
+  a.dtype = dtype;
+  a.count = s.cp;
+  a.work = (pass == Pass::forward ? 2.0 : 5.0) * causal;
+  const Flops forward = a.shape.flops() * (2.0 * causal * s.cp);  // Q K^T and P V over every ring step
+  a.model_flops = pass == Pass::forward ? forward : forward * 2.0;
+  if (pass == Pass::backward) a.count = 2.0 * s.cp;  // the main kernel and its dQ/dK/dV post-pass
+  if (pass == Pass::backward) a.work /= 2.0;         // ... the work split over them
+  out.push_back(a);
+}
+
+}  // namespace
+
+std::vector<Kernel> expand(const Op& op, const Shard& s, Pass pass, const std::string& workload_precision) {
+  std::vector<Kernel> out;
+  if (pass == Pass::backward && !s.backward) return out;
+  const std::string dtype = dtype_of(op, workload_precision);
+  switch (op.kind) {
+    case OpKind::gemm:
+    case OpKind::conv: expand_matmul(op, s, pass, dtype, out); break;
+    case OpKind::attention: expand_attention(op, s, pass, dtype, out); break;
+    case OpKind::elementwise: {
+      const bool fwd = pass == Pass::forward;
+      const double tokens = s.tokens_per_sample * s.samples / s.cp;
+      Kernel k;
+      k.kind = Kernel::Kind::stream;
+      const double split = op.tensor_region || s.sequence_parallel ? s.tp : 1.0;
+      k.bytes = ((fwd ? op.forward_bytes_per_token : op.backward_bytes_per_token) * tokens +
+                 (fwd ? op.forward_bytes_per_sample : op.backward_bytes_per_sample) * (s.samples / s.cp)) /
+                    split +
+                (fwd ? op.forward_bytes_per_parameter : op.backward_bytes_per_parameter) * (s.parameters / s.tp);
+      k.count = fwd ? op.forward_kernels : op.backward_kernels;
+      k.dtype = dtype;
+      if (k.count > 0 || k.bytes.value() > 0) out.push_back(k);
+      break;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+void per_pass(const config::ConfigNode& n, Bytes& forward, Bytes& backward) {
+  n.expect_only({"forward", "backward"});
+  forward = n.at("forward").as_bytes();
+  backward = n.at("backward").as_bytes();
+  if (forward.value() < 0) n.at("forward").fail("must not be negative");
+  if (backward.value() < 0) n.at("backward").fail("must not be negative");
+}
+
+TpSplit parse_split(const config::ConfigNode& n) {
+  const std::string v = n.as_string();
+  if (v == "n") return TpSplit::n;
+  if (v == "k") return TpSplit::k;
+  if (v == "none") return TpSplit::none;
+  n.fail("unknown split '" + v + "'", "valid: n (column parallel), k (row parallel), none");
+}
+
+}  // namespace
+
+Op parse_op(const config::ConfigNode& n) {
+  Op op;
+  const char* kinds[] = {"gemm", "conv", "attention", "elementwise"};
+  int found = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (n.has(kinds[i])) {
+      op.kind = static_cast<OpKind>(i);
+      op.name = n.at(kinds[i]).as_string();
+      ++found;
+    }
+  }
+  if (found != 1) n.fail("an op names exactly one of gemm, conv, attention, elementwise", "e.g. {gemm: qkv, n: 3072, k: 1024}");
+  if (auto p = n.find("precision")) {
+    op.precision = p->as_string();
+    if (op.precision != "bf16" && op.precision != "fp16" && op.precision != "fp8") {
+      p->fail("unknown precision '" + op.precision + "'", "valid: bf16, fp16, fp8");
+    }
+  }
+  const auto count = [&](const char* key) { return static_cast<double>(n.at(key).as_positive_int()); };
+  switch (op.kind) {
+    case OpKind::gemm:
+      n.expect_only({"gemm", "n", "k", "rows_per_sample", "tp_split", "frozen", "input_gradient", "precision"});
+      op.n = count("n");
+      op.k = count("k");
+      if (auto r = n.find("rows_per_sample")) op.rows_per_sample.push_back(r->as_positive_number());
+      break;
+    case OpKind::conv: {
+      n.expect_only({"conv", "in", "out", "kernel", "groups", "positions", "frozen", "input_gradient", "precision"});
+      const double in = count("in"), out = count("out");
+      double kernel_area = 1;
+      const config::ConfigNode kn = n.at("kernel");
+      if (kn.is_sequence()) {
+        for (const auto& d : kn.elements()) kernel_area *= static_cast<double>(d.as_positive_int());
+      } else {
+        kernel_area = static_cast<double>(kn.as_positive_int()) * static_cast<double>(kn.as_positive_int());
+      }
+      if (auto g = n.find("groups")) op.groups = static_cast<double>(g->as_positive_int());
+      if (static_cast<std::int64_t>(in) % static_cast<std::int64_t>(op.groups) != 0 ||
+          static_cast<std::int64_t>(out) % static_cast<std::int64_t>(op.groups) != 0) {
+        n.at("groups").fail("must divide in and out channels");
+      }
+      op.n = out / op.groups;
+      op.k = in / op.groups * kernel_area;
+      const config::ConfigNode pos = n.at("positions");
+      for (const auto& p : pos.elements()) op.rows_per_sample.push_back(p.as_positive_number());
+      if (op.rows_per_sample.empty()) pos.fail("needs the output positions (H x W) per sample, one per kernel");
+      break;
+    }
+    case OpKind::attention:
+      n.expect_only({"attention", "heads", "kv_heads", "head_dim", "causal", "queries", "keys", "precision"});
+      op.heads = count("heads");
+      op.kv_heads = n.has("kv_heads") ? count("kv_heads") : op.heads;
+      op.head_dim = count("head_dim");
+      if (auto c = n.find("causal")) op.causal = c->as_bool();
+      if (auto q = n.find("queries")) op.queries = q->as_positive_number();
+      if (auto k = n.find("keys")) op.keys = k->as_positive_number();
+      break;
+    case OpKind::elementwise: {
+      n.expect_only({"elementwise", "region", "per_token", "per_sample", "per_parameter", "kernels", "precision"});
+      if (auto r = n.find("region")) {
+        const std::string region = r->as_string();
+        if (region != "tensor" && region != "sequence") r->fail("unknown region '" + region + "'", "valid: tensor, sequence");
+        op.tensor_region = region == "tensor";
+      }
+      if (auto t = n.find("per_token")) per_pass(*t, op.forward_bytes_per_token, op.backward_bytes_per_token);
+      if (auto t = n.find("per_sample")) per_pass(*t, op.forward_bytes_per_sample, op.backward_bytes_per_sample);
+      if (auto t = n.find("per_parameter")) per_pass(*t, op.forward_bytes_per_parameter, op.backward_bytes_per_parameter);
+      const config::ConfigNode k = n.at("kernels");
+      k.expect_only({"forward", "backward"});
+      op.forward_kernels = k.at("forward").as_number();
+      op.backward_kernels = k.at("backward").as_number();
+      if (op.forward_kernels < 0 || op.backward_kernels < 0) k.fail("kernel counts must not be negative");
+      break;
+    }
+  }
+  if (op.kind == OpKind::gemm || op.kind == OpKind::conv) {
+    if (auto f = n.find("frozen")) op.frozen = f->as_bool();
+    if (auto g = n.find("input_gradient")) op.input_gradient = g->as_bool();
+  }
+  if (op.kind == OpKind::gemm) {
+    if (auto t = n.find("tp_split")) op.tp_split = parse_split(*t);
+  }
+  return op;
+}
+
+}  // namespace sp::models

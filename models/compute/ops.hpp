@@ -1,0 +1,76 @@
+// The operations of a layer group (the `ops:` list in models/workloads/*.yaml), described from the
+// published architecture: GEMMs by their weight shape, convolutions by channels, kernel and output
+// positions, attention by heads and sequence, the memory-bound rest by bytes and kernel count.
+// expand() turns them into the kernels one accelerator runs for one micro-batch, after tensor
+// (TP, with sequence parallelism) and context (CP) parallel splitting, so a layout change changes
+// the shapes, and the kernel costs (kernel_costs.hpp) follow from the shapes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/compute/kernel_costs.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/core/units.hpp"
+
+namespace sp::models {
+
+enum class OpKind { gemm, conv, attention, elementwise };
+
+/// How tensor parallelism splits a GEMM's weight: by output columns (n), by input rows (k), or not.
+enum class TpSplit { none, n, k };
+
+struct Op {
+  OpKind kind = OpKind::gemm;
+  std::string name;
+  // gemm: m = rows of the micro-batch, one kernel per entry of rows_per_sample (empty: one row
+  // per token); conv: the same with output positions, n = out / groups, k = in / groups x kh x kw.
+  double n = 0, k = 0, groups = 1;
+  std::vector<double> rows_per_sample;
+  TpSplit tp_split = TpSplit::none;
+  bool frozen = false;            // no weight gradient (frozen base weights under LoRA)
+  bool input_gradient = true;     // backward computes the gradient of its input
+  std::string precision;          // empty: the workload's
+  // attention: per sample, queries attend to keys (empty: the sequence); GQA shares K and V
+  double heads = 0, kv_heads = 0, head_dim = 0, queries = 0, keys = 0;
+  bool causal = false;
+  // elementwise: bytes moved and kernels launched per pass; in the tensor-parallel region (on
+  // TP-split activations) TP splits them always, elsewhere only under sequence parallelism
+  bool tensor_region = false;
+  Bytes forward_bytes_per_token, backward_bytes_per_token;
+  Bytes forward_bytes_per_sample, backward_bytes_per_sample;
+  Bytes forward_bytes_per_parameter, backward_bytes_per_parameter;  // of the layer group instance
+  double forward_kernels = 0, backward_kernels = 0;
+};
+
+/// One accelerator's share of one micro-batch.
+struct Shard {
+  double samples = 1;            // per data-parallel rank and micro-batch
+  double tokens_per_sample = 1;  // the workload's sequence (positions for images)
+  int tp = 1, cp = 1;
+  bool sequence_parallel = true;  // with TP, norms and residuals run on 1/TP of the tokens (Megatron SP)
+  double parameters = 0;         // of the layer group instance, before TP
+  bool trains_weights = true;    // the layer group has trainable parameters
+  bool backward = true;          // the layer group runs backward at all
+};
+
+enum class Pass { forward, backward };
+
+/// A kernel to cost: a GEMM (or batched GEMMs), a fused attention, or memory-bound work.
+struct Kernel {
+  enum class Kind { gemm, attention, stream } kind = Kind::stream;
+  GemmShape shape;       // gemm, attention (one of its products: queries x keys x head_dim)
+  double work = 1;       // attention: products of that shape per kernel (2 forward, 5 backward in all)
+  Bytes bytes;           // stream
+  double count = 1;      // identical kernels
+  std::string dtype;
+  Flops model_flops;     // as the workload counts them (all kernels of this entry)
+};
+
+/// The kernels of `op` for one pass over one micro-batch share.
+std::vector<Kernel> expand(const Op& op, const Shard& s, Pass pass, const std::string& workload_precision);
+
+/// Parses one entry of `ops:`.
+Op parse_op(const config::ConfigNode& node);
+
+}  // namespace sp::models

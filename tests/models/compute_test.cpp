@@ -1,0 +1,200 @@
+// The kernel-level compute model (models/compute): each mechanism against a case worked by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/compute/compute_model.hpp"
+#include "sim/config/loader.hpp"
+#include "test_fixtures.hpp"
+
+namespace sp::models {
+
+namespace {
+
+// 100 units of 128 x 128 tiles at 1 PFLOP/s (10 TFLOP/s per unit), efficiency 0.5, 64 k steps of
+// overhead per tile, 2 us per kernel, 1 TB/s of which 80 % is achieved.
+Accelerator toy() {
+  Accelerator a;
+  a.name = "toy";
+  a.peak["bf16"] = FlopsPerSecond(1e15);
+  a.memory_bandwidth = BytesPerSecond(1e12);
+  a.compute.parallel_units = 100;
+  a.compute.tile_m = a.compute.tile_n = 128;
+  a.compute.kernel_latency = microseconds(2);
+  a.compute.memory_efficiency = 0.8;
+  a.compute.gemm["bf16"] = GemmRate{0.5, 64};
+  return a;
+}
+
+double us(Duration d) { return to_seconds(d) * 1e6; }
+
+Op op(OpKind kind, const char* name) {
+  Op o;
+  o.kind = kind;
+  o.name = name;
+  return o;
+}
+
+}  // namespace
+
+TEST(KernelCosts, LargeGemmRunsInWavesOfTiles) {
+  // 4096 x 4096 x 4096: 32 x 32 = 1024 tiles over 100 units = 11 waves (the last one a quarter
+  // full). A tile streams 4096 + 64 k steps of 2 x 128 x 128 FLOP at 0.5 x 10 TFLOP/s:
+  // 2 x 16384 x 4160 / 5e12 = 27.263 us per wave -> 11 waves 299.89 us + 2 us latency. Its
+  // operands, 3 x 32 MiB = 100.7 MB at 0.8 TB/s = 126 us, stream in less. No split: 1024 tiles
+  // already fill the units.
+  const double wave = 2.0 * 128 * 128 * (4096 + 64) / 5e12;
+  EXPECT_NEAR(us(gemm_time(toy(), "bf16", GemmShape{4096, 4096, 4096})), 2 + 11 * wave * 1e6, 1e-3);
+}
+
+TEST(KernelCosts, ShallowGemmSplitsAlongK) {
+  // 512 x 512 x 16384 with memory ten times faster (8 TB/s achieved), so the arithmetic decides:
+  // 16 tiles fill 16 of the 100 units. Unsplit: one wave of 2 x 16384 x (16384 + 64) / 5e12 =
+  // 107.8 us. Split 16 ways: 256 units in 3 waves of 2 x 16384 x (1024 + 64) / 5e12 = 7.130 us,
+  // plus the fp32 partial sums 512 x 512 x 4 B x 16 / 8 TB/s = 2.097 us: 23.487 us, the fastest
+  // of the splits (4 ways: 27.787, 8 ways: 28.73).
+  Accelerator a = toy();
+  a.memory_bandwidth = BytesPerSecond(1e13);
+  const double split16 = 3 * 2.0 * 16384 * (1024 + 64) / 5e12 + 512.0 * 512 * 4 * 16 / 8e12;
+  EXPECT_NEAR(us(gemm_time(a, "bf16", GemmShape{512, 512, 16384})), 2 + split16 * 1e6, 1e-3);
+}
+
+TEST(KernelCosts, NarrowGemmIsBoundByItsBytes) {
+  // A LoRA down-projection, 8192 x 16 x 8192: 64 tiles of 128 x 16, one wave, 2 x 128 x 16 x
+  // 8256 / 5e12 = 6.76 us of arithmetic; but it reads 8192 x 8192 x 2 B of input (134 MB)
+  // plus the 16 x 8192 weight and writes 8192 x 16: 134.74 MB at 0.8 TB/s = 168.4 us.
+  const double bytes = (8192.0 * 8192 + 8192 * 16) * 2 + 8192.0 * 16 * 2;
+  EXPECT_NEAR(us(gemm_time(toy(), "bf16", GemmShape{8192, 16, 8192})), 2 + bytes / 0.8e12 * 1e6, 1e-3);
+}
+
+TEST(KernelCosts, SmallKernelsCostTheirLatencyNotAFractionOfFlops) {
+  // 100 element-wise kernels moving 1 MB in all: 100 x 2 us + 1.25 us. On a chip ten times
+  // faster in FLOP/s the latency is the same: small batches do not speed up with peak.
+  Accelerator a = toy();
+  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 100)), 201.25, 1e-6);
+  a.peak["bf16"] = FlopsPerSecond(1e16);
+  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 100)), 201.25, 1e-6);
+}
+
+TEST(KernelCosts, MeasuredShapesCorrectTheTrendNearThemOnly) {
+  // A measurement twice the trend at 1024^3: there the model gives 2 / (1 + 0.05) of the way in
+  // log space; at 8192^3 (3 octaves away in every dimension) the weight exp(-27/0.5) vanishes.
+  Accelerator a = toy();
+  const Duration trend = gemm_time_modelled(a, "bf16", GemmShape{1024, 1024, 1024});
+  a.compute.measured["bf16"] = {MeasuredGemm{1024, 1024, 1024, trend * 2}};
+  refresh_measured_ratios(a);
+  EXPECT_NEAR(to_seconds(gemm_time(a, "bf16", GemmShape{1024, 1024, 1024})) / to_seconds(trend),
+              std::exp(std::log(2.0) / 1.05), 1e-6);  // picosecond rounding
+  const GemmShape far{8192, 8192, 8192};
+  EXPECT_NEAR(to_seconds(gemm_time(a, "bf16", far)) / to_seconds(gemm_time_modelled(a, "bf16", far)), 1, 1e-9);
+}
+
+TEST(Ops, TensorParallelSplitsChangeTheShapes) {
+  // A column-parallel GEMM (n split), a row-parallel one (k split), attention by heads and the
+  // element-wise rest by tokens under sequence parallelism: TP4 on 2 x 1024 tokens.
+  Op col = op(OpKind::gemm, "up");
+  col.n = 4096, col.k = 1024, col.tp_split = TpSplit::n;
+  Op row = op(OpKind::gemm, "down");
+  row.n = 1024, row.k = 4096, row.tp_split = TpSplit::k;
+  Op attn = op(OpKind::attention, "self");
+  attn.heads = 16, attn.head_dim = 64;
+  Op ew = op(OpKind::elementwise, "norms");
+  ew.forward_bytes_per_token = Bytes(1000), ew.forward_kernels = 3;
+  Shard s;
+  s.samples = 2, s.tokens_per_sample = 1024, s.tp = 4;
+  const Kernel c = expand(col, s, Pass::forward, "bf16").at(0);
+  EXPECT_EQ(c.shape.m, 2048);
+  EXPECT_EQ(c.shape.n, 1024);
+  EXPECT_EQ(c.shape.k, 1024);
+  const Kernel r = expand(row, s, Pass::forward, "bf16").at(0);
+  EXPECT_EQ(r.shape.k, 1024);
+  EXPECT_EQ(r.shape.n, 1024);
+  const Kernel a = expand(attn, s, Pass::forward, "bf16").at(0);
+  EXPECT_EQ(a.shape.batch, 4 * 2);  // 16 / 4 heads x 2 sequences
+  EXPECT_EQ(a.shape.m, 1024);
+  EXPECT_EQ(expand(ew, s, Pass::forward, "bf16").at(0).bytes.value(), 2048.0 * 1000 / 4);
+  s.sequence_parallel = false;  // norms on every token of every TP rank
+  EXPECT_EQ(expand(ew, s, Pass::forward, "bf16").at(0).bytes.value(), 2048.0 * 1000);
+  ew.tensor_region = true;  // ... unless they act on TP-split activations
+  EXPECT_EQ(expand(ew, s, Pass::forward, "bf16").at(0).bytes.value(), 2048.0 * 1000 / 4);
+}
+
+TEST(Ops, BackwardHasInputAndWeightGradientsUnlessFrozen) {
+  // Forward C[m x n] = A[m x k] W[k x n]; backward dA = dC W^T (m x k, inner n) and
+  // dW = A^T dC (n x k, inner m); frozen weights (LoRA's base) skip dW.
+  Op g = op(OpKind::gemm, "q");
+  g.n = 512, g.k = 256;
+  Shard s;
+  s.tokens_per_sample = 100;
+  auto back = expand(g, s, Pass::backward, "bf16");
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].shape.n, 256);
+  EXPECT_EQ(back[0].shape.k, 512);
+  EXPECT_EQ(back[1].shape.m, 512);
+  EXPECT_EQ(back[1].shape.k, 100);
+  g.frozen = true;
+  EXPECT_EQ(expand(g, s, Pass::backward, "bf16").size(), 1u);
+  s.backward = false;  // a frozen stem before every trainable layer
+  EXPECT_TRUE(expand(g, s, Pass::backward, "bf16").empty());
+}
+
+TEST(Ops, ContextParallelRingRunsOneAttentionKernelPerStep) {
+  // CP2 on 8192 causal tokens: each rank's 4096 queries meet 4096 keys per ring step, 2 steps;
+  // forward FLOPs 2 products x 2 x 4096 x 4096 x 128 x heads x 0.5 (causal) x 2 steps.
+  Op attn = op(OpKind::attention, "self");
+  attn.heads = 64, attn.head_dim = 128, attn.causal = true;
+  Shard s;
+  s.tokens_per_sample = 8192, s.cp = 2;
+  const Kernel k = expand(attn, s, Pass::forward, "bf16").at(0);
+  EXPECT_EQ(k.count, 2);
+  EXPECT_EQ(k.shape.m, 4096);
+  EXPECT_EQ(k.shape.n, 4096);
+  EXPECT_DOUBLE_EQ(k.model_flops.value(), 2.0 * 2 * 4096 * 4096 * 128 * 64 * 0.5 * 2);
+  // Half of the causal FLOPs of the whole sequence, 4 x 8192^2 x 8192 / 2, on each of the 2 ranks.
+  EXPECT_DOUBLE_EQ(k.model_flops.value(), 4.0 * 8192 * 8192 * 8192 / 2 / 2);
+}
+
+TEST(Ops, ParseErrorsNameTheKey) {
+  const auto bad = [](const std::string& yaml) {
+    try {
+      parse_op(config::load_string(yaml, "ops.yaml"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(bad("{gemm: q, n: 8}").find("k: missing required key"), std::string::npos) << bad("{gemm: q, n: 8}");
+  EXPECT_NE(bad("{gemm: q, n: 8, k: 8, tp_split: m}").find("unknown split 'm'"), std::string::npos);
+  EXPECT_NE(bad("{conv: c, in: 30, out: 64, kernel: 3, groups: 32, positions: [4]}").find("must divide"),
+            std::string::npos);
+  EXPECT_NE(bad("{gemm: q, attention: a, n: 8, k: 8}").find("exactly one of"), std::string::npos);
+  EXPECT_NE(bad("{elementwise: e, kernels: {forward: 1, backward: 1}, region: middle}").find("unknown region"),
+            std::string::npos);
+}
+
+TEST(Workload, OpsMustAddUpToTheDocumentedFlops) {
+  // The shipped files pass the check; one whose ops miss a GEMM is rejected at the layer's key.
+  const Workload bert = testing::shipped_workload("bert");
+  // QKV, out, FFN: 2 x 254 x (3072 + 1024 + 4096 + 4096) x 1024; attention 4 x 254^2 x 1024.
+  EXPECT_DOUBLE_EQ(bert.layers[1].forward.value(), 2.0 * 254 * 12288 * 1024 + 4.0 * 254 * 254 * 1024);
+  const std::string path = std::string(SP_SOURCE_DIR) + "/models/workloads/bert.yaml";
+  std::string text = config::read_text_file(path);
+  const std::string ffn = "      - {gemm: ffn_up, n: 4096, k: 1024, tp_split: n}\n";
+  text.erase(text.find(ffn), ffn.size());
+  try {
+    parse_workload(config::load_string(text, "bert.yaml"));
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("layers[1].forward: the ops add up to"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Workload, FrozenLayersBeforeTheFirstTrainableRunNoBackward) {
+  // LoRA: the frozen embedding needs no gradient; the frozen lm_head after trainable layers does.
+  const Workload llama = testing::shipped_workload("llama2_70b_lora");
+  EXPECT_FALSE(llama.layers.front().backward_pass);
+  EXPECT_TRUE(llama.layers.back().backward_pass);
+  EXPECT_DOUBLE_EQ(llama.layers.back().backward.value(), 4.294967296e12);  // input gradient only
+}
+
+}  // namespace sp::models
