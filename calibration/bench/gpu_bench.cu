@@ -1,67 +1,45 @@
-// scalepoint-gpu-bench: what one GPU achieves (GEMM throughput, memory bandwidth) and what the GPUs
-// of one node achieve together (NCCL all-reduce), for calibrating a platform's compute and
-// intra-node figures. Run as
-//   build/scalepoint-gpu-bench --out gpu_bench.csv
-// A sample is GPU time between two CUDA events around one call. All repetitions of a size are queued
-// back to back and read after one synchronisation, so samples are execution times, not host launch
-// latencies. Columns: size is m (= n = k) for gemm and bytes otherwise; bytes is the operand bytes
-// of a GEMM (A + B + D), the bytes read plus written by a copy, and nccl-tests' per-rank buffer for
-// all-reduce. achieved comes from the median time.
-#include <cublasLt.h>
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_fp8.h>
-#include <cuda_runtime.h>
-#ifdef SCALEPOINT_HAVE_NCCL
-#include <nccl.h>
-#endif
+// scalepoint-gpu-bench: what the kernel-level compute model needs from one GPU, and what the GPUs
+// of one node achieve together:
+//  - GEMMs by cuBLASLt, graph-timed (20 back to back in a CUDA graph, so host launch cost is
+//    excluded): squares, a workload's own GEMMs at a list of per-GPU batches (--workload bert
+//    --batch 1,2,4 [--tp 4]), or any shapes from a file (--shapes, as `scalepoint gemm-shapes`
+//    writes it);
+//  - kernel latency: empty and small element-wise kernels back to back in a graph;
+//  - memory bandwidth: copies of growing size in a graph;
+//  - NCCL all-reduce over all visible GPUs (between events).
+// `scalepoint calibrate compute --input gpu_bench.csv` turns the CSV into the GPU's kernel costs.
+// It builds with nvcc alone, for GPU nodes without the project's other dependencies:
+//   nvcc -O2 -std=c++17 -arch=sm_90 -I. -I<CLI11 include> calibration/bench/gpu_bench.cu -lcublasLt
+//        [-DSCALEPOINT_HAVE_NCCL -lnccl] -o scalepoint-gpu-bench
+// (or cmake -S calibration/bench -B build-gpu; see its CMakeLists.txt).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "calibration/bench/bench_stats.hpp"
+#include "calibration/bench/gpu_gemm.cuh"
 
 namespace {
 
-using u64 = unsigned long long;
-using std::to_string;
-
-struct UsageError : std::runtime_error {  // exit status 2; any other exception is a GPU failure, 1
-  using std::runtime_error::runtime_error;
-};
-
-[[noreturn]] void fail(const char* lib, const char* what, const char* call, const char* file, int line) {
-  throw std::runtime_error(std::string(file) + ":" + to_string(line) + ": " + lib + " error '" + what +
-                           "' from " + call);
-}
-void check(cudaError_t e, const char* call, const char* file, int line) {
-  if (e != cudaSuccess) fail("CUDA", cudaGetErrorString(e), call, file, line);
-}
-void check(cublasStatus_t s, const char* call, const char* file, int line) {
-  if (s != CUBLAS_STATUS_SUCCESS) fail("cuBLAS", cublasLtGetStatusString(s), call, file, line);
-}
-#ifdef SCALEPOINT_HAVE_NCCL
-void check(ncclResult_t r, const char* call, const char* file, int line) {
-  if (r != ncclSuccess) fail("NCCL", ncclGetErrorString(r), call, file, line);
-}
-#endif
-#define CHECK(call) check((call), #call, __FILE__, __LINE__)
+using namespace gpubench;
 
 struct Options {
   std::string out = "gpu_bench.csv";
-  std::vector<std::string> kinds = {"gemm", "memory", "nccl"};
-  std::vector<std::string> dtypes = {"fp16", "bf16", "fp32", "fp8"};
+  std::vector<std::string> kinds = {"gemm", "latency", "memory", "nccl"};
+  std::vector<std::string> dtypes = {"bf16", "fp8"};
+  std::string workload, shapes;
+  std::vector<int> batches = {1, 2, 4, 8, 16, 32, 64};
+  int tp = 1;
+  bool squares = false;  // the default squares also when --workload or --shapes is given
   u64 min_gemm = 256, max_gemm = 16384, min_memory = 1ull << 20, max_memory = 4ull << 30;
   u64 min_nccl = 8, max_nccl = 1ull << 30;
-  int factor = 2, iterations = 20, warmup = 5, device = 0;
+  int factor = 2, device = 0;
+  Timing timing;
 };
 
 struct Output {
@@ -70,17 +48,21 @@ struct Output {
     std::fprintf(stderr, "scalepoint-gpu-bench: skipped %s\n", text.c_str());
     notes += "# skipped: " + text + "\n";
   }
-  void row(const char* kind, const char* op, const char* dtype, int ranks, u64 size, u64 bytes,
-           const sp::bench::TimingSummary& s, double achieved, const char* unit) {
-    char line[512];
-    std::snprintf(line, sizeof line, "%s,%s,%s,%d,%llu,%llu,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%s\n", kind, op,
-                  dtype, ranks, size, bytes, s.repetitions, s.min_s * 1e6, s.median_s * 1e6, s.p10_s * 1e6,
-                  s.p90_s * 1e6, achieved, unit);
+  void row(const char* kind, const std::string& label, const char* dtype, int ranks, u64 m, u64 n, u64 k, u64 batch,
+           u64 bytes, const sp::bench::TimingSummary& s, double achieved, const char* unit) {
+    char line[768];
+    std::snprintf(line, sizeof line, "%s,%s,%s,%d,%llu,%llu,%llu,%llu,%llu,1,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%s\n", kind,
+                  label.c_str(), dtype, ranks, m, n, k, batch, bytes, s.repetitions, s.min_s * 1e6, s.median_s * 1e6,
+                  s.p10_s * 1e6, s.p90_s * 1e6, achieved, unit);
     rows += line;
     std::fputs(line, stdout);  // progress: the large sizes take seconds each
     std::fflush(stdout);
   }
 };
+
+constexpr const char* kHeader =
+    "kind,label,dtype,ranks,m,n,k,batch,bytes,kernels,repetitions,time_min_us,time_median_us,time_p10_us,"
+    "time_p90_us,achieved,achieved_unit\n";
 
 // The largest of lo, lo * factor, ... up to hi whose buffers fit in `budget` bytes (0 if none);
 // the sizes that do not fit are noted, not silently dropped.
@@ -94,155 +76,40 @@ u64 largest_fitting(const std::string& what, u64 lo, u64 hi, int factor, std::si
   return top;
 }
 
-std::size_t free_memory() {
-  std::size_t free = 0, total = 0;
-  CHECK(cudaMemGetInfo(&free, &total));
-  return free / 10 * 9;  // headroom for the libraries' own allocations
+std::vector<GemmJob> gemm_jobs(const Options& o, Output& out) {
+  std::vector<GemmJob> jobs;
+  if (!o.workload.empty()) jobs = workload_jobs(o.workload, o.batches, o.tp);
+  if (!o.shapes.empty()) {
+    for (GemmJob& j : shape_file_jobs(o.shapes)) jobs.push_back(std::move(j));
+  }
+  if (jobs.empty() || o.squares) {
+    const u64 top = largest_fitting("gemm squares", o.min_gemm, o.max_gemm, o.factor, free_memory(),
+                                    [](u64 m) { return 5 * m * m; }, out);
+    for (GemmJob& j : square_jobs(o.min_gemm, top, static_cast<u64>(o.factor))) jobs.push_back(std::move(j));
+  }
+  return jobs;
 }
 
-// Times o.iterations calls of `enqueue` after o.warmup untimed ones. With several streams (one per
-// GPU) a sample is the slowest stream's time, as scalepoint-bench keeps the slowest rank's.
-template <class F>
-sp::bench::TimingSummary time_calls(const std::vector<int>& devices, const std::vector<cudaStream_t>& streams,
-                                    const Options& o, F&& enqueue) {
-  for (int i = 0; i < o.warmup; ++i) enqueue();
-  const std::size_t n = devices.size(), reps = static_cast<std::size_t>(o.iterations);
-  std::vector<cudaEvent_t> start(n * reps), stop(n * reps);
-  for (std::size_t i = 0; i < n * reps; ++i) {
-    CHECK(cudaSetDevice(devices[i / reps]));  // an event belongs to the device current at creation
-    CHECK(cudaEventCreate(&start[i]));
-    CHECK(cudaEventCreate(&stop[i]));
-  }
-  CHECK(cudaSetDevice(devices[0]));
-  for (std::size_t r = 0; r < reps; ++r) {
-    for (std::size_t d = 0; d < n; ++d) CHECK(cudaEventRecord(start[d * reps + r], streams[d]));
-    enqueue();
-    for (std::size_t d = 0; d < n; ++d) CHECK(cudaEventRecord(stop[d * reps + r], streams[d]));
-  }
-  std::vector<double> samples(reps, 0.0);
-  for (std::size_t i = 0; i < n * reps; ++i) {
-    float ms = 0;
-    CHECK(cudaEventSynchronize(stop[i]));
-    CHECK(cudaEventElapsedTime(&ms, start[i], stop[i]));
-    samples[i % reps] = std::max(samples[i % reps], ms * 1e-3);
-    CHECK(cudaEventDestroy(start[i]));
-    CHECK(cudaEventDestroy(stop[i]));
-  }
-  return sp::bench::summarise_timings(samples);
-}
-
-// Pseudo-random values in [-1, 1): all-zero operands let tensor cores draw less power and hold
-// higher clocks than training data does, which would overstate throughput.
-template <class T>
-__global__ void fill(T* p, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::size_t{gridDim.x} * blockDim.x) {
-    unsigned h = static_cast<unsigned>(i) * 2654435761u;
-    h = (h ^ (h >> 16)) * 0x45d9f3bu;
-    p[i] = T(static_cast<float>((h ^ (h >> 16)) & 0xffffu) / 32768.0f - 1.0f);
-  }
-}
-
-void fill_random(void* p, cudaDataType_t type, std::size_t n, cudaStream_t s) {
-  if (type == CUDA_R_16F) fill<<<1024, 256, 0, s>>>(static_cast<__half*>(p), n);
-  if (type == CUDA_R_16BF) fill<<<1024, 256, 0, s>>>(static_cast<__nv_bfloat16*>(p), n);
-  if (type == CUDA_R_8F_E4M3) fill<<<1024, 256, 0, s>>>(static_cast<__nv_fp8_e4m3*>(p), n);
-  if (type == CUDA_R_32F) fill<<<1024, 256, 0, s>>>(static_cast<float*>(p), n);
-  CHECK(cudaGetLastError());
-}
-
-struct GemmType {
-  const char* name;
-  cudaDataType_t ab, d;  // operands A and B; output C = D
-  cublasComputeType_t compute;
-  u64 ab_size, d_size;
-  int min_cc;  // major * 10 + minor
-};
-// In cuBLASLt, CUBLAS_COMPUTE_32F never down-converts to TF32, so fp32 is true fp32; tf32 is opt-in.
-// fp8 writes bf16, as training recipes do, with cuBLASLt's default (not fast) accumulation.
-constexpr GemmType kGemmTypes[] = {
-    {"fp16", CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, 2, 2, 0},
-    {"bf16", CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2, 2, 80},
-    {"fp32", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 4, 4, 0},
-    {"tf32", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4, 80},
-    {"fp8", CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 1, 2, 89},
-};
-
-// Every dtype through cuBLASLt in the TN layout (A transposed): the only layout it offers for fp8,
-// so all dtypes are measured alike.
-void bench_gemm(const Options& o, int cc, cudaStream_t stream, Output& out) {
-  cublasLtHandle_t lt = nullptr;
-  CHECK(cublasLtCreate(&lt));
-  std::size_t ws_size = 32u << 20;  // NVIDIA's recommendation for Hopper; ample before it
-  void* ws = nullptr;
-  CHECK(cudaMalloc(&ws, ws_size));
-  cublasLtMatmulPreference_t pref = nullptr;
-  CHECK(cublasLtMatmulPreferenceCreate(&pref));
-  CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_size,
-                                             sizeof ws_size));
-  for (const std::string& name : o.dtypes) {
-    const GemmType& t = *std::find_if(std::begin(kGemmTypes), std::end(kGemmTypes),
-                                      [&](const GemmType& g) { return name == g.name; });
-    if (cc < t.min_cc) {
-      out.note("gemm " + name + ": needs compute capability " + to_string(t.min_cc / 10) + "." +
-               to_string(t.min_cc % 10) + ", the device has " + to_string(cc / 10) + "." +
-               to_string(cc % 10));
-      continue;
-    }
-    const auto bytes = [&](u64 m) { return m * m * (2 * t.ab_size + t.d_size); };
-    const u64 top =
-        largest_fitting("gemm " + name, o.min_gemm, o.max_gemm, o.factor, free_memory(), bytes, out);
-    if (top == 0) continue;
-    void *a = nullptr, *b = nullptr, *d = nullptr;  // sized for the largest m, reused by the smaller
-    CHECK(cudaMalloc(&a, top * top * t.ab_size));
-    CHECK(cudaMalloc(&b, top * top * t.ab_size));
-    CHECK(cudaMalloc(&d, top * top * t.d_size));
-    fill_random(a, t.ab, top * top, stream);
-    fill_random(b, t.ab, top * top, stream);
-    cublasLtMatmulDesc_t op = nullptr;
-    CHECK(cublasLtMatmulDescCreate(&op, t.compute, CUDA_R_32F));
-    const cublasOperation_t transa = CUBLAS_OP_T;
-    CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa));
-    for (u64 m = o.min_gemm; m <= top; m *= static_cast<u64>(o.factor)) {
-      cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
-      CHECK(cublasLtMatrixLayoutCreate(&la, t.ab, m, m, static_cast<int64_t>(m)));
-      CHECK(cublasLtMatrixLayoutCreate(&lb, t.ab, m, m, static_cast<int64_t>(m)));
-      CHECK(cublasLtMatrixLayoutCreate(&ld, t.d, m, m, static_cast<int64_t>(m)));
-      cublasLtMatmulHeuristicResult_t algo{};
-      int found = 0;
-      const cublasStatus_t status =
-          cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, ld, ld, pref, 1, &algo, &found);
-      if (status != CUBLAS_STATUS_NOT_SUPPORTED) CHECK(status);
-      if (found == 0) {
-        out.note("gemm " + name + " m=" + to_string(m) + ": cuBLASLt has no algorithm for it");
-      } else {
-        const float alpha = 1, beta = 0;
-        const auto s = time_calls({o.device}, {stream}, o, [&] {
-          CHECK(cublasLtMatmul(lt, op, &alpha, a, la, b, lb, &beta, d, ld, d, ld, &algo.algo, ws, ws_size,
-                               stream));
-        });
-        const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(m) * static_cast<double>(m);
-        out.row("gemm", "matmul", t.name, 1, m, bytes(m), s, flops / s.median_s / 1e12, "TFLOP/s");
-      }
-      CHECK(cublasLtMatrixLayoutDestroy(ld));
-      CHECK(cublasLtMatrixLayoutDestroy(lb));
-      CHECK(cublasLtMatrixLayoutDestroy(la));
-    }
-    CHECK(cublasLtMatmulDescDestroy(op));
-    CHECK(cudaFree(d));
-    CHECK(cudaFree(b));
-    CHECK(cudaFree(a));
-  }
-  CHECK(cublasLtMatmulPreferenceDestroy(pref));
-  CHECK(cudaFree(ws));
-  CHECK(cublasLtDestroy(lt));
-}
-
-// 16-byte loads and stores, the widest a thread issues: narrower ones leave bandwidth unused.
-__global__ void copy(const int4* __restrict__ src, int4* __restrict__ dst, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::size_t{gridDim.x} * blockDim.x)
-    dst[i] = src[i];
+void bench_latency(const Options& o, int sms, cudaStream_t stream, Output& out) {
+  const auto t = time_in_graph(stream, o.timing, [&] {
+    empty_kernel<<<1, 32, 0, stream>>>();
+    CHECK(cudaGetLastError());
+  });
+  out.row("latency", "empty", "-", 1, 0, 0, 0, 1, 0, t, t.median_s * 1e6, "us");
+  const std::size_t n = (1u << 20) / sizeof(__nv_bfloat16);  // 1 MiB of bf16
+  void *x = nullptr, *y = nullptr;
+  CHECK(cudaMalloc(&x, n * sizeof(__nv_bfloat16)));
+  CHECK(cudaMalloc(&y, n * sizeof(__nv_bfloat16)));
+  fill_random(x, CUDA_R_16BF, n, stream);
+  fill_random(y, CUDA_R_16BF, n, stream);
+  const auto blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 4u * unsigned(sms)));
+  const auto e = time_in_graph(stream, o.timing, [&] {
+    axpy<<<blocks, 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(x), static_cast<__nv_bfloat16*>(y), n);
+    CHECK(cudaGetLastError());
+  });
+  out.row("latency", "axpy_1MiB", "bf16", 1, 0, 0, 0, 1, 3 * n * sizeof(__nv_bfloat16), e, e.median_s * 1e6, "us");
+  CHECK(cudaFree(y));
+  CHECK(cudaFree(x));
 }
 
 void bench_memory(const Options& o, int sms, cudaStream_t stream, Output& out) {
@@ -257,11 +124,13 @@ void bench_memory(const Options& o, int sms, cudaStream_t stream, Output& out) {
     const std::size_t n = s / sizeof(int4);
     // Enough resident blocks to hide memory latency, few enough that each thread loops.
     const auto blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 32u * unsigned(sms)));
-    const auto t = time_calls({o.device}, {stream}, o, [&] {
+    Timing t = o.timing;
+    t.per_graph = s >= (256ull << 20) ? 2 : t.per_graph;  // long copies need no amortising
+    const auto r = time_in_graph(stream, t, [&] {
       copy<<<blocks, 256, 0, stream>>>(static_cast<const int4*>(src), static_cast<int4*>(dst), n);
       CHECK(cudaGetLastError());
     });
-    out.row("memory", "copy", "-", 1, s, 2 * s, t, 2.0 * static_cast<double>(s) / t.median_s / 1e9, "GB/s");
+    out.row("memory", "copy", "-", 1, 0, 0, 0, 1, 2 * s, r, 2.0 * static_cast<double>(s) / r.median_s / 1e9, "GB/s");
   }
   CHECK(cudaFree(dst));
   CHECK(cudaFree(src));
@@ -295,14 +164,14 @@ void bench_nccl(const Options& o, int gpus, Output& out) {
   }
   for (u64 s = o.min_nccl; s <= top; s *= static_cast<u64>(o.factor)) {
     const std::size_t count = std::max<std::size_t>(1, s / sizeof(float)), size = count * sizeof(float);
-    const auto t = time_calls(devices, streams, o, [&] {
+    const auto t = time_between_events(devices, streams, o.timing, [&] {
       CHECK(ncclGroupStart());
       for (std::size_t i = 0; i < n; ++i)
         CHECK(ncclAllReduce(send[i], recv[i], count, ncclFloat, ncclSum, comms[i], streams[i]));
       CHECK(ncclGroupEnd());
     });
     const double busbw = static_cast<double>(size) / t.median_s / 1e9 * 2.0 * (gpus - 1) / gpus;
-    out.row("nccl", "all_reduce", "fp32", gpus, size, size, t, busbw, "GB/s");
+    out.row("nccl", "all_reduce", "fp32", gpus, 0, 0, 0, 1, size, t, busbw, "GB/s");
   }
   for (std::size_t i = 0; i < n; ++i) {
     CHECK(cudaSetDevice(devices[i]));
@@ -353,7 +222,8 @@ int run(const Options& o, int argc, char** argv) {
   CHECK(ncclGetVersion(&nccl));
   meta += ", nccl: " + to_string(nccl);
 #endif
-  meta += "\n# gemm and memory on device " + to_string(o.device) + ", nccl across all\n";
+  meta += "\n# gemm, latency and memory on device " + to_string(o.device) + " (graph-timed, " +
+          to_string(o.timing.per_graph) + " per graph), nccl across all\n";
   for (int d = 0; d < gpus; ++d) meta += describe(d);
 
   Output out;
@@ -363,7 +233,11 @@ int run(const Options& o, int argc, char** argv) {
   CHECK(cudaSetDevice(o.device));
   cudaStream_t stream = nullptr;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  if (wanted("gemm")) bench_gemm(o, p.major * 10 + p.minor, stream, out);
+  if (wanted("gemm")) {
+    bench_gemms(gemm_jobs(o, out), o.dtypes, p.major * 10 + p.minor, stream, o.timing,
+                [&](auto&&... a) { out.row(a...); }, [&](const std::string& t) { out.note(t); });
+  }
+  if (wanted("latency")) bench_latency(o, p.multiProcessorCount, stream, out);
   if (wanted("memory")) bench_memory(o, p.multiProcessorCount, stream, out);
   CHECK(cudaStreamDestroy(stream));
 #ifdef SCALEPOINT_HAVE_NCCL
@@ -375,10 +249,7 @@ int run(const Options& o, int argc, char** argv) {
   // All or nothing: a temporary file beside the output, renamed into place.
   const std::filesystem::path tmp = path.string() + ".tmp" + to_string(getpid());
   std::ofstream f(tmp);
-  f << meta << out.notes
-    << "kind,op,dtype,ranks,size,bytes,repetitions,time_min_us,time_median_us,time_p10_us,time_p90_us,"
-       "achieved,achieved_unit\n"
-    << out.rows;
+  f << meta << out.notes << kHeader << out.rows;
   f.close();
   if (!f) {
     std::filesystem::remove(tmp);
@@ -394,13 +265,25 @@ int run(const Options& o, int argc, char** argv) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{
-      "scalepoint-gpu-bench: GEMM, memory-bandwidth and NCCL all-reduce timings of this node's GPUs"};
-  const auto kinds = {"gemm", "memory", "nccl"};
+      "scalepoint-gpu-bench: graph-timed GEMM, kernel-latency and memory-bandwidth timings of a GPU, and NCCL "
+      "all-reduce over this node's GPUs"};
+  const auto kinds = {"gemm", "latency", "memory", "nccl"};
   const auto dtypes = {"fp16", "bf16", "fp32", "tf32", "fp8"};
   const auto bytes = CLI::AsSizeValue(false);  // 1 KiB = 1 kb = 1024
   app.add_option("--out,-o", o.out, "CSV to write")->capture_default_str();
-  app.add_option("--kinds", o.kinds, "gemm memory nccl")->delimiter(',')->check(CLI::IsMember(kinds));
+  app.add_option("--kinds", o.kinds, "gemm latency memory nccl")->delimiter(',')->check(CLI::IsMember(kinds));
+  app.add_option("--workload", o.workload, "time this workload's GEMMs (bert, llama2_70b_lora, retinanet, ...)");
+  app.add_option("--batch", o.batches, "per-GPU batches for --workload, e.g. 1,2,4")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--tp", o.tp, "tensor-parallel size for --workload")->capture_default_str()->check(CLI::Range(1, 64));
+  app.add_option("--shapes", o.shapes, "CSV label,m,n,k[,batch] of GEMMs to time (scalepoint gemm-shapes)");
+  app.add_flag("--squares", o.squares, "the default squares too, with --workload or --shapes");
+  app.add_option("--per-graph", o.timing.per_graph, "launches per CUDA graph")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   app.add_option("--dtypes", o.dtypes, "GEMM dtypes: fp16 bf16 fp32 tf32 fp8")
+      ->capture_default_str()
       ->delimiter(',')
       ->check(CLI::IsMember(dtypes));
   app.add_option("--min-gemm", o.min_gemm, "smallest m = n = k")
@@ -422,13 +305,13 @@ int main(int argc, char** argv) {
       ->transform(bytes)
       ->capture_default_str();
   app.add_option("--factor", o.factor, "size step factor")->capture_default_str()->check(CLI::Range(2, 1024));
-  app.add_option("--iterations,-n", o.iterations, "timed repetitions per size")
+  app.add_option("--iterations,-n", o.timing.iterations, "timed repetitions per size")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
-  app.add_option("--warmup,-w", o.warmup, "untimed repetitions first")
+  app.add_option("--warmup,-w", o.timing.warmup, "untimed repetitions first")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
-  app.add_option("--device", o.device, "GPU for gemm and memory (nccl uses all visible)")
+  app.add_option("--device", o.device, "GPU for gemm, latency and memory (nccl uses all visible)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   try {

@@ -77,11 +77,12 @@ void read_bench_csv(const std::string& text, const std::string& file, ComputeMea
       g.m = positive("m");
       g.n = positive("n");
       g.k = positive("k");
+      g.batch = t.has_column("batch") ? positive("batch") : 1;
       g.seconds = seconds;
       into.gemms.push_back(g);
     } else if (kind == "memory") {
       into.copies.push_back(CopySample{positive("bytes"), seconds});
-    } else if (kind == "latency") {
+    } else if (kind == "latency" && t.number(r, "bytes").value_or(0) == 0) {
       into.kernel_seconds.push_back(seconds);
     }
   }

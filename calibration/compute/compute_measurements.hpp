@@ -1,9 +1,10 @@
 // Measurements of one accelerator's kernels, read from either of the two formats users have:
 //  - scalepoint-gpu-bench CSV: '#' metadata lines (the '# device 0: NAME, ..., 132 SMs, ...'
-//    line names the GPU and its SM count), then rows kind,label,dtype,m,n,k,bytes,kernels,
-//    repetitions,time_min_us,time_median_us,time_p10_us,time_p90_us,achieved,achieved_unit;
-//    gemm rows are one GEMM's graph-timed time, memory rows a copy of `bytes` (read + written),
-//    latency rows the time per kernel of back-to-back small kernels. The first version's files
+//    line names the GPU and its SM count), then rows kind,label,dtype,ranks,m,n,k,batch,bytes,
+//    kernels,repetitions,time_min_us,time_median_us,time_p10_us,time_p90_us,achieved,
+//    achieved_unit; gemm rows are one GEMM's (or one batched GEMM's) graph-timed time, memory
+//    rows a copy of `bytes` (read + written), latency rows the time per kernel of back-to-back
+//    small kernels (those moving no bytes give the kernel latency). The first version's files
 //    (m = n = k in a `size` column) timed each GEMM between two events, which adds several
 //    microseconds to small ones: their GEMMs are counted but not used, their copies are.
 //  - JSON lines as a PyTorch script writes them: {"kind": "gemm", "dtype": "bf16", "m": ..,
@@ -22,6 +23,7 @@ struct GemmSample {
   std::string label, dtype;
   double m = 0, n = 0, k = 0;
   double seconds = 0;  // one GEMM
+  double batch = 1;    // independent products in the kernel
 };
 
 struct CopySample {

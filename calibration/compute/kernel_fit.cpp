@@ -39,7 +39,7 @@ void apply(const Layout& l, const Eigen::VectorXd& x, models::Accelerator& a) {
 }
 
 double trend_ratio(const models::Accelerator& a, const GemmSample& g) {
-  return to_seconds(models::gemm_time_modelled(a, g.dtype, models::GemmShape{g.m, g.n, g.k, 1})) / g.seconds;
+  return to_seconds(models::gemm_time_modelled(a, g.dtype, models::GemmShape{g.m, g.n, g.k, g.batch})) / g.seconds;
 }
 
 }  // namespace
@@ -96,8 +96,8 @@ KernelFit fit_kernel_costs(const ComputeMeasurements& m, const models::Accelerat
       x0, 100);
   out.iterations = fit.iterations;
   apply(layout, fit.x, a);
-  for (const GemmSample& g : gemms) {
-    a.compute.measured[g.dtype].push_back(models::MeasuredGemm{g.m, g.n, g.k, seconds(g.seconds)});
+  for (const GemmSample& g : gemms) {  // the table holds single products (batched ones correct nothing)
+    if (g.batch == 1) a.compute.measured[g.dtype].push_back(models::MeasuredGemm{g.m, g.n, g.k, seconds(g.seconds)});
   }
   models::refresh_measured_ratios(a);
   // What the table does for a shape it lacks: each GEMM predicted from the others.
@@ -111,7 +111,8 @@ KernelFit fit_kernel_costs(const ComputeMeasurements& m, const models::Accelerat
         break;
       }
     }
-    const double held = to_seconds(models::gemm_time(others, g.dtype, models::GemmShape{g.m, g.n, g.k, 1})) / g.seconds;
+    const double held =
+        to_seconds(models::gemm_time(others, g.dtype, models::GemmShape{g.m, g.n, g.k, g.batch})) / g.seconds;
     out.checks.push_back(GemmCheck{g, trend_ratio(a, g) - 1, held - 1});
   }
   return out;

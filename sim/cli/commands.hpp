@@ -128,6 +128,17 @@ struct ComputeCheckOptions {
 /// `scalepoint compute-check`: the compute model against measured forward/backward passes.
 int compute_check_command(const ComputeCheckOptions& options);
 
+struct GemmShapesOptions {
+  std::string workload;
+  std::vector<int> batches = {1};
+  int tp = 1;
+  std::string out;        // the bench's --shapes CSV; "-" or empty: standard output
+  std::string cxx_table;  // instead: the table of every workload compiled into the bench
+};
+
+/// `scalepoint gemm-shapes`: the GEMMs a workload runs, for scalepoint-gpu-bench.
+int gemm_shapes_command(const GemmShapesOptions& options);
+
 /// `scalepoint calibrate network`: piecewise alpha-beta per tier, written as a platform.
 int calibrate_network_command(const CalibrateNetworkOptions& options);
 

@@ -129,6 +129,17 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--accelerator", check.accelerator, "the GPU that was measured")->capture_default_str();
   check_cmd->add_option("--out,-o", check.out_dir, "folder for compute_check.{csv,png}")->capture_default_str();
 
+  sp::cli::GemmShapesOptions shapes;
+  CLI::App* shapes_cmd = app.add_subcommand(
+      "gemm-shapes", "the GEMMs a workload runs per GPU, as a --shapes file for scalepoint-gpu-bench");
+  shapes_cmd->add_option("--workload,-w", shapes.workload, "workload name (scalepoint list workloads)");
+  shapes_cmd->add_option("--batch,-b", shapes.batches, "samples per GPU, e.g. 1,2,4")->delimiter(',')->check(
+      CLI::PositiveNumber);
+  shapes_cmd->add_option("--tp", shapes.tp, "tensor-parallel size")->capture_default_str()->check(CLI::PositiveNumber);
+  shapes_cmd->add_option("--out,-o", shapes.out, "CSV to write (default: standard output)");
+  shapes_cmd->add_option("--cxx-table", shapes.cxx_table,
+                         "write the table of every workload's GEMMs compiled into scalepoint-gpu-bench instead");
+
   std::string list_what;
   CLI::App* list_cmd = app.add_subcommand("list", "list the accelerators or workloads in the catalog");
   list_cmd->add_option("what", list_what, "accelerators | workloads | platforms")
@@ -165,6 +176,13 @@ int main(int argc, char** argv) {
     if (calibrate_network->parsed()) return sp::cli::calibrate_network_command(network);
     if (calibrate_compute->parsed()) return sp::cli::calibrate_compute_command(compute);
     if (check_cmd->parsed()) return sp::cli::compute_check_command(check);
+    if (shapes_cmd->parsed()) {
+      if (shapes.workload.empty() == shapes.cxx_table.empty()) {
+        std::fprintf(stderr, "scalepoint: gemm-shapes needs exactly one of --workload and --cxx-table\n");
+        return 2;
+      }
+      return sp::cli::gemm_shapes_command(shapes);
+    }
   } catch (const sp::InputError& e) {
     std::fprintf(stderr, "scalepoint: error: %s\n", e.what());
     return 2;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "calibration/compute/compute_check.hpp"
+#include "calibration/compute/gemm_shapes.hpp"
 #include "calibration/compute/kernel_fit.hpp"
 #include "sim/config/loader.hpp"
 
@@ -28,7 +29,7 @@ ComputeMeasurements synthetic(const models::Accelerator& truth) {
   for (const char* dtype : {"bf16", "fp8"}) {
     for (const auto& s : shapes) {
       const double t = to_seconds(models::gemm_time_modelled(truth, dtype, models::GemmShape{s[0], s[1], s[2], 1}));
-      m.gemms.push_back(GemmSample{"synthetic", 0, "", dtype, s[0], s[1], s[2], t});
+      m.gemms.push_back(GemmSample{"synthetic", 0, "", dtype, s[0], s[1], s[2], t, 1});
     }
   }
   return m;
@@ -68,11 +69,11 @@ TEST(KernelFit, LatencyProbesAndCopiesAreTakenAsMeasured) {
 
 TEST(KernelFit, TooFewShapesIsAFailedFitAndFp32IsLeftOut) {
   ComputeMeasurements m;
-  m.gemms.push_back(GemmSample{"f", 1, "", "bf16", 1024, 1024, 1024, 1e-5});
-  m.gemms.push_back(GemmSample{"f", 2, "", "fp32", 1024, 1024, 1024, 1e-4});
+  m.gemms.push_back(GemmSample{"f", 1, "", "bf16", 1024, 1024, 1024, 1e-5, 1});
+  m.gemms.push_back(GemmSample{"f", 2, "", "fp32", 1024, 1024, 1024, 1e-4, 1});
   EXPECT_THROW(fit_kernel_costs(m, h100()), ModelError);
   m = synthetic(h100());
-  m.gemms.push_back(GemmSample{"f", 2, "", "fp32", 1024, 1024, 1024, 1e-4});
+  m.gemms.push_back(GemmSample{"f", 2, "", "fp32", 1024, 1024, 1024, 1e-4, 1});
   EXPECT_EQ(fit_kernel_costs(m, h100()).skipped.at("fp32"), 1);
 }
 
@@ -80,25 +81,28 @@ TEST(ComputeMeasurements, ReadsBothFormatsAndLocatesErrors) {
   ComputeMeasurements m;
   read_compute_measurements(
       "# device 0: NVIDIA H100 80GB HBM3, compute capability 9.0, 132 SMs, 79.2 GiB\n"
-      "kind,label,dtype,m,n,k,bytes,kernels,repetitions,time_min_us,time_median_us,time_p10_us,time_p90_us,achieved,"
-      "achieved_unit\n"
-      "gemm,q,bf16,1024,2048,8192,0,1,20,50,50.6,50.1,51,679,TFLOP/s\n"
-      "memory,copy,-,0,0,0,2147483648,1,20,750,754,750,760,2846,GB/s\n"
-      "latency,empty,-,0,0,0,0,100,20,1.9,2.0,1.9,2.1,0,us\n",
+      "kind,label,dtype,ranks,m,n,k,batch,bytes,kernels,repetitions,time_min_us,time_median_us,time_p10_us,"
+      "time_p90_us,achieved,achieved_unit\n"
+      "gemm,q,bf16,1,1024,2048,8192,1,0,1,20,50,50.6,50.1,51,679,TFLOP/s\n"
+      "gemm,grouped,bf16,1,10000,8,72,32,0,1,20,20,20.5,20,21,18,TFLOP/s\n"
+      "memory,copy,-,1,0,0,0,1,2147483648,1,20,750,754,750,760,2846,GB/s\n"
+      "latency,empty,-,1,0,0,0,1,0,1,20,1.9,2.0,1.9,2.1,2.0,us\n"
+      "latency,axpy_1MiB,bf16,1,0,0,0,1,3145728,1,20,3.1,3.2,3.1,3.3,3.2,us\n",
       "bench.csv", m);
   EXPECT_EQ(m.device, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(m.units, 132);
-  ASSERT_EQ(m.gemms.size(), 1u);
+  ASSERT_EQ(m.gemms.size(), 2u);
   EXPECT_EQ(m.gemms[0].line, 3);
   EXPECT_DOUBLE_EQ(m.gemms[0].seconds, 50.6e-6);
+  EXPECT_DOUBLE_EQ(m.gemms[1].batch, 32);
   EXPECT_DOUBLE_EQ(m.copies.at(0).bytes, 2147483648.0);
-  EXPECT_DOUBLE_EQ(m.kernel_seconds.at(0), 2e-6);
+  EXPECT_EQ(m.kernel_seconds, std::vector<double>{2e-6});  // the kernel moving bytes is not a latency
   read_compute_measurements("{\"kind\": \"bert\", \"b\": 1}\n\n{\"kind\": \"gemm\", \"dtype\": \"fp8\", \"m\": 254, "
                             "\"n\": 1024, \"k\": 1024, \"ms\": 0.004}\n",
                             "w.jsonl", m);
-  ASSERT_EQ(m.gemms.size(), 2u);
-  EXPECT_EQ(m.gemms[1].line, 3);
-  EXPECT_DOUBLE_EQ(m.gemms[1].seconds, 4e-6);
+  ASSERT_EQ(m.gemms.size(), 3u);
+  EXPECT_EQ(m.gemms[2].line, 3);
+  EXPECT_DOUBLE_EQ(m.gemms[2].seconds, 4e-6);
   try {
     read_compute_measurements("{\"kind\": \"gemm\"}\n{\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 1}\n", "x.jsonl", m);
     FAIL() << "accepted";
@@ -132,6 +136,36 @@ TEST(ComputeCheck, TheH100MeasurementsAreWithinTheStatedBounds) {
   EXPECT_LT(worst["bert"], 0.15);
   EXPECT_LT(worst["llama_tp4_layer"], 0.15);
   EXPECT_LT(worst["retinanet"], 0.20);
+}
+
+}  // namespace sp::calibration
+
+namespace sp::calibration {
+
+TEST(GemmShapes, AWorkloadsGemmsScaleWithBatchAndSplitWithTp) {
+  // Llama2's q projection, column parallel: 8192 tokens x (8192 / TP) x 8192 forward, its input
+  // gradient 8192 x 8192 x (8192 / TP); the frozen weight has no weight gradient. BERT's QKV at
+  // 4 sequences: 4 x 254 = 1016 rows.
+  const models::Workload llama = *catalog().find_workload("llama2_70b_lora");
+  const std::string csv = gemm_shapes_csv(llama, {1}, 4);
+  EXPECT_NE(csv.find("decoder_layer.q.fwd.b1,8192,2048,8192,1\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("decoder_layer.q.dgrad.b1,8192,8192,2048,1\n"), std::string::npos) << csv;
+  EXPECT_EQ(csv.find("decoder_layer.q.wgrad"), std::string::npos);
+  const models::Workload bert = *catalog().find_workload("bert");
+  EXPECT_NE(gemm_shapes_csv(bert, {4}, 1).find("encoder_layer.qkv.fwd.b4,1016,3072,1024,1\n"), std::string::npos);
+  // RetinaNet's grouped 3x3 convolution in layer 2: 10,000 positions, 8 output and 72 input
+  // channels per group, 32 groups.
+  const models::Workload retina = *catalog().find_workload("retinanet");
+  EXPECT_NE(gemm_shapes_csv(retina, {1}, 1).find(",10000,8,72,32\n"), std::string::npos);
+}
+
+TEST(GemmShapes, TheTableCompiledIntoTheBenchIsCurrent) {
+  // scalepoint-gpu-bench's --workload table must list what the workload files say today.
+  const std::string path = std::string(SP_SOURCE_DIR) + "/calibration/bench/workload_gemms.inc";
+  const std::string committed = config::read_text_file(path);
+  EXPECT_EQ(committed, gemm_table_cxx(catalog().workloads(), "scalepoint gemm-shapes --cxx-table "
+                                                              "calibration/bench/workload_gemms.inc"))
+      << "regenerate: build/scalepoint gemm-shapes --cxx-table calibration/bench/workload_gemms.inc";
 }
 
 }  // namespace sp::calibration
