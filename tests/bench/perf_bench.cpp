@@ -12,6 +12,7 @@
 #include "models/training/step_model.hpp"
 #include "sim/config/loader.hpp"
 #include "sim/core/engine.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace {
 
@@ -106,6 +107,21 @@ void BM_ChunkAllReduce(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ChunkAllReduce)->Arg(1024)->Arg(4096)->Arg(16384)->Unit(benchmark::kMillisecond);
+
+// A whole shipped scenario as `scalepoint run` does it: 8 accelerator counts, the layout search,
+// 100 Monte Carlo replicates each (the speed target: under 1 s).
+void BM_Scenario(benchmark::State& state, const char* name) {
+  const ScenarioSpec spec =
+      load_scenario(std::string(SP_SOURCE_DIR) + "/scenarios/" + name + ".yaml", {}, catalog());
+  for (auto _ : state) {
+    const auto points = run_scenario(spec);
+    benchmark::DoNotOptimize(points.data());
+  }
+}
+BENCHMARK_CAPTURE(BM_Scenario, bert, "bert")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Scenario, llama2_70b_lora, "llama2_70b_lora")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Scenario, retinanet, "retinanet")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Scenario, stable_diffusion, "stable_diffusion")->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
