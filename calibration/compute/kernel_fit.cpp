@@ -113,7 +113,9 @@ KernelFit fit_kernel_costs(const ComputeMeasurements& m, const models::Accelerat
     }
     const double held =
         to_seconds(models::gemm_time(others, g.dtype, models::GemmShape{g.m, g.n, g.k, g.batch})) / g.seconds;
-    out.checks.push_back(GemmCheck{g, trend_ratio(a, g) - 1, held - 1});
+    const double in_table =
+        to_seconds(models::gemm_time(a, g.dtype, models::GemmShape{g.m, g.n, g.k, g.batch})) / g.seconds;
+    out.checks.push_back(GemmCheck{g, trend_ratio(a, g) - 1, held - 1, in_table - 1});
   }
   return out;
 }

@@ -23,6 +23,7 @@ struct GemmCheck {
   GemmSample sample;
   double trend_error = 0;     // trend / measured - 1
   double held_out_error = 0;  // trend corrected by the other measured GEMMs / measured - 1
+  double table_error = 0;     // trend corrected by every measured GEMM, this one included / measured - 1
 };
 
 struct KernelFit {
