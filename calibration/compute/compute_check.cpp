@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <map>
-#include <sstream>
 
 #include "models/compute/compute_model.hpp"
 #include "sim/config/loader.hpp"
@@ -75,14 +74,7 @@ ComputeCheck run_compute_check(const std::string& file, const models::Accelerato
     workloads.emplace(c.kind, std::move(w));
   }
   std::map<std::pair<std::string, double>, double> profiled;  // (kind, batch) -> kernels
-  std::istringstream in(config::read_text_file(file));
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const config::ConfigNode row = config::load_string(std::string(static_cast<std::size_t>(n - 1), '\n') + line, file);
-    if (!row.is_map()) row.fail("expected one JSON object per line");
+  for (const config::ConfigNode& row : config::load_json_lines(config::read_text_file(file), file)) {
     const std::string kind = row.at("kind").as_string();
     const Config* c = nullptr;
     for (const Config& k : kConfigs) c = kind == k.kind ? &k : c;
@@ -92,7 +84,7 @@ ComputeCheck run_compute_check(const std::string& file, const models::Accelerato
     if (mode == "profile_fwdbwd") profiled[{kind, batch}] = row.at("kernels").as_positive_number();
     if (!checked_mode(mode)) continue;
     CheckRow r;
-    r.line = n;
+    r.line = row.location().line;
     r.kind = kind;
     r.mode = mode;
     r.batch = batch;

@@ -18,21 +18,12 @@ void read_device_line(const std::string& line, ComputeMeasurements& into) {
   if (std::regex_search(line, m, std::regex(R"((\d+) SMs)"))) into.units = std::stoi(m[1]);
 }
 
-// One JSON object a line; JSON is YAML, so the project's own located parser reads it. Padding
-// with newlines makes its line numbers the file's.
 void read_json_lines(const std::string& text, const std::string& file, ComputeMeasurements& into) {
-  std::istringstream in(text);
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const config::ConfigNode row = config::load_string(std::string(static_cast<std::size_t>(n - 1), '\n') + line, file);
-    if (!row.is_map()) row.fail("expected one JSON object per line");
+  for (const config::ConfigNode& row : config::load_json_lines(text, file)) {
     if (!row.has("kind") || row.at("kind").as_string() != "gemm") continue;
     GemmSample g;
     g.file = file;
-    g.line = n;
+    g.line = row.location().line;
     g.dtype = row.at("dtype").as_string();
     g.label = row.has("label") ? row.at("label").as_string() : "";
     g.m = static_cast<double>(row.at("m").as_positive_int());

@@ -198,4 +198,20 @@ ConfigNode load_string(const std::string& yaml, const std::string& name,
   return finish_load(parse_yaml(yaml, name), name, fs::current_path(), overrides);
 }
 
+std::vector<ConfigNode> load_json_lines(const std::string& text, const std::string& name) {
+  std::vector<ConfigNode> out;
+  std::istringstream in(text);
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    // Padded with the lines before it, so that the parser's line numbers are the file's.
+    ConfigNode row = load_string(std::string(n - 1, '\n') + line, name);
+    if (!row.is_map()) row.fail("expected one JSON object per line");
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
 }  // namespace sp::config

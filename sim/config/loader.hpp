@@ -25,6 +25,10 @@ ConfigNode load_file(const std::string& file, const std::vector<Override>& overr
 ConfigNode load_string(const std::string& yaml, const std::string& name,
                        const std::vector<Override>& overrides = {});
 
+/// JSON lines (one object a line; JSON is YAML): every non-blank line parsed alone, each node
+/// located at its own line of `name`. A line that is not an object is an InputError there.
+std::vector<ConfigNode> load_json_lines(const std::string& text, const std::string& name);
+
 /// The whole file as bytes; InputError when it cannot be read.
 std::string read_text_file(const std::string& file);
 
