@@ -243,16 +243,6 @@ std::optional<CostTerms> hierarchical(const Ctx& c, CollectiveOp op) {
   return t;
 }
 
-// Fraction of a fat tree's bandwidth left to traffic among `units` nodes spread evenly over
-// leaves of nodes_per_leaf: the share leaving each leaf competes for its uplinks (downlink
-// capacity / oversubscription).
-double spine_share(const Tier& tier, int units) {
-  if (tier.kind != TierKind::fat_tree || tier.nodes_per_leaf <= 0 || units <= tier.nodes_per_leaf) return 1.0;
-  const double leaving = static_cast<double>(units - tier.nodes_per_leaf) / units;
-  const double demand = leaving * tier.oversubscription;
-  return demand <= 1.0 ? 1.0 : 1.0 / demand;
-}
-
 // Recursive halving (reduce-scatter) then doubling (all-gather), nearest partners first, so the
 // bytes halve before they reach the slower tiers. Needs a power-of-two fan-out at every tier.
 std::optional<CostTerms> halving_doubling(const Ctx& c, CollectiveOp op) {
@@ -269,8 +259,7 @@ std::optional<CostTerms> halving_doubling(const Ctx& c, CollectiveOp op) {
     t.latency.push_back({i, static_cast<double>(phases * ceil_log2(f)), c.alpha(i)});
     // Bytes exchanged at this tier: n / (ranks below) x (1 - 1/f), per phase.
     const double factor = phases * (1.0 - 1.0 / f) / c.below(static_cast<int>(i) - 1);
-    const double share = spine_share(c.tier(i), f);
-    t.bandwidth.push_back({c.tier(i).name, i, factor, c.bw(i) * share});
+    t.bandwidth.push_back({c.tier(i).name, i, factor, c.bw(i)});
   }
   return t;
 }
@@ -284,10 +273,30 @@ std::optional<CostTerms> pairwise(const Ctx& c, CollectiveOp op) {
     const int peers = c.below(static_cast<int>(i)) - c.below(static_cast<int>(i) - 1);
     if (peers <= 0) continue;
     t.latency.push_back({i, static_cast<double>(peers), c.alpha(i)});
-    const double share = spine_share(c.tier(i), c.group.fan_out[i]);
-    t.bandwidth.push_back({c.tier(i).name, i, static_cast<double>(peers) / c.p, c.bw(i) * share});
+    t.bandwidth.push_back({c.tier(i).name, i, static_cast<double>(peers) / c.p, c.bw(i)});
   }
   return t;
+}
+
+// Per leaf of a fat tree spanning `units` nodes, the traffic its uplinks carry in units of one
+// node's traffic: a ring (and the ring across nodes of the hierarchical algorithm) enters and
+// leaves each leaf once; an in-switch reduction sends one stream per leaf up; trees and
+// halving-doubling exchanges reach across the fabric from every node, the share of partners
+// outside the leaf, (units - k) / units of its k nodes' traffic.
+double leaf_crossing(Algorithm a, int units, int nodes_per_leaf) {
+  if (a == Algorithm::ring || a == Algorithm::hierarchical || a == Algorithm::sharp) return 1.0;
+  return nodes_per_leaf * static_cast<double>(units - nodes_per_leaf) / units;
+}
+
+void apply_spine(const Ctx& c, CostTerms& t) {
+  for (BandwidthTerm& b : t.bandwidth) {
+    const Tier& tier = c.tier(b.tier);
+    const int units = c.group.fan_out[b.tier];
+    if (tier.kind != TierKind::fat_tree || tier.nodes_per_leaf <= 0 || units <= tier.nodes_per_leaf) continue;
+    b.leaf_crossing = leaf_crossing(t.algorithm, units, tier.nodes_per_leaf);
+    b.spine_share = std::min(1.0, tier.nodes_per_leaf / (tier.oversubscription * b.leaf_crossing));
+    b.bandwidth = b.bandwidth * b.spine_share;
+  }
 }
 
 bool protocol_allowed(Algorithm a, Protocol p) {
@@ -381,6 +390,7 @@ std::optional<CostTerms> cost_terms(const Platform& platform, const Group& group
   t->algorithm = algorithm;
   t->protocol = protocol;
   t->fixed += proto.launch;
+  apply_spine(c, *t);
   return t;
 }
 

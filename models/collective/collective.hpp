@@ -44,6 +44,13 @@ struct BandwidthTerm {
   double bytes_factor;  // bytes crossing that link per byte of n
   BytesPerSecond bandwidth;
   double weight = 1;    // ring: share of the ring's hops on this link
+  /// On a fat tree of several leaves: each leaf's uplinks carry `leaf_crossing` times one node's
+  /// traffic of this term (a ring crosses each leaf once: 1; a tree or a halving-doubling sends
+  /// most of every node's traffic through the spine), so the term runs at `spine_share` of its
+  /// bandwidth unblocked, min(1, nodes_per_leaf / (oversubscription x leaf_crossing)), already
+  /// in `bandwidth` (the flow fidelity puts it back and lets the leaf's link decide).
+  double leaf_crossing = 0;
+  double spine_share = 1;
 };
 
 enum class Combine { sum, max, ring };

@@ -23,20 +23,23 @@ std::optional<Fidelity> fidelity_from_name(const std::string& name) {
   return std::nullopt;
 }
 
-std::vector<std::size_t> add_tier_links(FlowNetwork& net, const Platform& platform) {
-  std::vector<std::size_t> links;
+NetworkLinks add_network_links(FlowNetwork& net, const Platform& platform) {
+  NetworkLinks links;
   int below = 1;  // accelerators in one unit of the tier below
   for (const Tier& t : platform.topology.tiers) {
     const BytesPerSecond capacity = t.effective() * below;
     // A tier without bandwidth (no NICs) still gets a link so indices line up; nothing uses it.
-    links.push_back(net.add_link(capacity.value() > 0 ? capacity : BytesPerSecond(1)));
+    links.tier.push_back(net.add_link(capacity.value() > 0 ? capacity : BytesPerSecond(1)));
+    const bool leaves = t.kind == TierKind::fat_tree && t.nodes_per_leaf > 0 && capacity.value() > 0;
+    links.leaf.push_back(leaves ? std::optional(net.add_link(capacity * (t.nodes_per_leaf / t.oversubscription)))
+                                : std::nullopt);
     below *= t.size > 0 ? t.size : 1;
   }
   return links;
 }
 
-void start_collective_flows(Engine& engine, FlowNetwork& net, const std::vector<std::size_t>& tier_links,
-                            const Platform& platform, const CostTerms& terms, Bytes n, std::function<void()> done) {
+void start_collective_flows(Engine& engine, FlowNetwork& net, const NetworkLinks& links, const Platform& platform,
+                            const CostTerms& terms, Bytes n, std::function<void()> done) {
   // Transfers alone, as the closed form counts them; the rest of its time is start-up.
   std::vector<Duration> alone;
   Duration transfers;
@@ -55,14 +58,19 @@ void start_collective_flows(Engine& engine, FlowNetwork& net, const std::vector<
   auto state = std::make_shared<State>();
   state->done = std::move(done);
   auto launch = std::make_shared<std::function<void(std::size_t)>>();
-  *launch = [&net, &tier_links, &platform, &terms, n, state, launch](std::size_t i) {
+  *launch = [&net, &links, &platform, &terms, n, state, launch](std::size_t i) {
     const BandwidthTerm& b = terms.bandwidth[i];
     const Tier& tier = platform.topology.tiers[b.tier];
     int below = 1;
     for (std::size_t t = 0; t < b.tier; ++t) below *= platform.topology.tiers[t].size;
     const double capacity = tier.effective().value() * below;
+    // Alone, the flow runs at the term's unblocked bandwidth on its tier's link; across leaves
+    // the leaf's uplinks, shared with whatever else crosses them, take the spine's share.
+    const double weight = capacity * b.spine_share / b.bandwidth.value();
+    std::vector<FlowNetwork::Use> uses = {{links.tier[b.tier], weight}};
+    if (b.leaf_crossing > 0 && links.leaf[b.tier]) uses.push_back({*links.leaf[b.tier], weight * b.leaf_crossing});
     ++state->running;
-    net.start(n * b.bytes_factor, {{tier_links[b.tier], capacity / b.bandwidth.value()}}, [state, launch, &terms] {
+    net.start(n * b.bytes_factor, std::move(uses), [state, launch, &terms] {
       --state->running;
       if (terms.combine == Combine::sum && state->next < terms.bandwidth.size()) {
         (*launch)(state->next++);
@@ -110,7 +118,7 @@ CollectiveTiming time_collective(const Platform& platform, const Group& group, C
     case Fidelity::flow: {
       Engine engine;
       FlowNetwork net(engine);
-      const std::vector<std::size_t> links = add_tier_links(net, platform);
+      const NetworkLinks links = add_network_links(net, platform);
       SimTime end;
       start_collective_flows(engine, net, links, platform, s.terms, n, [&] { end = engine.now(); });
       engine.run();

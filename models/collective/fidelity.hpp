@@ -20,13 +20,19 @@ enum class Fidelity { analytic, flow, chunk };
 const char* fidelity_name(Fidelity f);
 std::optional<Fidelity> fidelity_from_name(const std::string& name);
 
-/// One link per tier in `net`, with the capacity of one instance of that tier's links: an
-/// accelerator's scale-up port, a scale-up domain's host links, a node's NICs.
-std::vector<std::size_t> add_tier_links(FlowNetwork& net, const Platform& platform);
+/// The links of one representative of each tier in a FlowNetwork: per tier, one instance of its
+/// links (an accelerator's scale-up port, a scale-up domain's host links, a node's NICs), and for
+/// a fat tree of several leaves the uplinks of one leaf (nodes_per_leaf nodes' NICs /
+/// oversubscription), which carry what crosses the spine.
+struct NetworkLinks {
+  std::vector<std::size_t> tier;
+  std::vector<std::optional<std::size_t>> leaf;
+};
+NetworkLinks add_network_links(FlowNetwork& net, const Platform& platform);
 
 /// Starts the collective described by `terms` on `net` now; `done` runs when it has finished.
-void start_collective_flows(Engine& engine, FlowNetwork& net, const std::vector<std::size_t>& tier_links,
-                            const Platform& platform, const CostTerms& terms, Bytes n, std::function<void()> done);
+void start_collective_flows(Engine& engine, FlowNetwork& net, const NetworkLinks& links, const Platform& platform,
+                            const CostTerms& terms, Bytes n, std::function<void()> done);
 
 struct CollectiveTiming {
   Duration time;

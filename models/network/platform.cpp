@@ -4,6 +4,17 @@ namespace sp::models {
 
 namespace {
 
+void parse_communication_sms(const config::ConfigNode& n, const Accelerator& a, Tier& t) {
+  const auto x = n.find("communication_sms");
+  if (!x) return;
+  const std::int64_t v = x->as_int();
+  if (v < 0 || v >= a.compute.parallel_units) {
+    x->fail("must be at least 0 and fewer than the accelerator's " + std::to_string(a.compute.parallel_units) +
+            " compute units");
+  }
+  t.communication_sms = static_cast<int>(v);
+}
+
 std::optional<InNetworkReduction> parse_reduction(const config::ConfigNode& tier, const char* name) {
   const auto r = tier.find("in_network_reduction");
   if (!r) return std::nullopt;
@@ -22,7 +33,7 @@ TierKind parse_kind(const config::ConfigNode& n, std::initializer_list<TierKind>
 }
 
 Tier parse_scale_up(const config::ConfigNode& n, const Accelerator& a, int per_node) {
-  n.expect_only({"kind", "size", "bandwidth", "efficiency", "in_network_reduction"});
+  n.expect_only({"kind", "size", "bandwidth", "efficiency", "in_network_reduction", "communication_sms"});
   Tier t;
   t.name = "scale_up";
   t.kind = parse_kind(n.at("kind"), {TierKind::switch_, TierKind::pcie, TierKind::bridge, TierKind::torus});
@@ -35,23 +46,25 @@ Tier parse_scale_up(const config::ConfigNode& n, const Accelerator& a, int per_n
   if (t.reduction && t.kind != TierKind::switch_) {
     n.at("in_network_reduction").fail("in-network reduction needs a switch (kind: switch)");
   }
+  parse_communication_sms(n, a, t);
   return t;
 }
 
-Tier parse_host(const config::ConfigNode& n, int domains_per_node) {
-  n.expect_only({"kind", "bandwidth", "efficiency"});
+Tier parse_host(const config::ConfigNode& n, const Accelerator& a, int domains_per_node) {
+  n.expect_only({"kind", "bandwidth", "efficiency", "communication_sms"});
   Tier t;
   t.name = "host";
   t.kind = parse_kind(n.at("kind"), {TierKind::pcie});
   t.size = domains_per_node;
   t.bandwidth = n.at("bandwidth").as_positive_bandwidth();
   t.efficiency = n.at("efficiency").as_fraction();
+  parse_communication_sms(n, a, t);
   return t;
 }
 
 Tier parse_scale_out(const config::ConfigNode& n, const Accelerator& a, int per_node) {
   n.expect_only({"kind", "nics_per_node", "nic_bandwidth", "efficiency", "oversubscription", "nodes_per_leaf",
-                 "in_network_reduction"});
+                 "in_network_reduction", "communication_sms"});
   Tier t;
   t.name = "scale_out";
   t.kind = parse_kind(n.at("kind"), {TierKind::fat_tree});
@@ -74,6 +87,7 @@ Tier parse_scale_out(const config::ConfigNode& n, const Accelerator& a, int per_
   }
   if (auto x = n.find("nodes_per_leaf")) t.nodes_per_leaf = static_cast<int>(x->as_positive_int());
   t.reduction = parse_reduction(n, "sharp");
+  parse_communication_sms(n, a, t);
   return t;
 }
 
@@ -133,7 +147,7 @@ Platform parse_platform(const config::ConfigNode& n, const Catalog& catalog) {
     }
     const auto host = n.find("host");
     if (!host) n.at("host");  // "missing required key"
-    p.topology.tiers.push_back(parse_host(*host, per_node / scale_up.size));
+    p.topology.tiers.push_back(parse_host(*host, p.accelerator, per_node / scale_up.size));
   } else if (auto host = n.find("host")) {
     host->fail("only needed when scale_up.size is smaller than accelerators_per_node");
   } else if (scale_up.size % per_node != 0) {

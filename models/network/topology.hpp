@@ -47,6 +47,9 @@ struct Tier {
   int nodes_per_leaf = 0;       // fat tree: nodes under one leaf switch (0: one non-blocking switch)
   std::optional<InNetworkReduction> reduction;
   std::vector<MeasuredSegment> measured;  // ascending `from`; empty: the line rate and protocol costs
+  /// SMs a collective crossing this tier keeps busy (NCCL channels, one CTA per SM, never shared
+  /// with compute kernels): compute beside it runs on the rest (step_executor.hpp).
+  int communication_sms = 0;
 
   BytesPerSecond effective() const { return bandwidth * efficiency; }
 };

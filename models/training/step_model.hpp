@@ -1,46 +1,66 @@
-// One training step, simulated on the event engine for one representative rank of each role
-// (ranks in the same role behave identically, so one stands for all):
-//  - per micro-batch and pipeline stage, every layer instance runs forward and backward on a
-//    roofline (FLOPs at peak x efficiency against bytes at memory bandwidth), the efficiency set
-//    by the per-accelerator share of the micro-batch; tensor-parallel all-gathers and
-//    reduce-scatters and context-parallel exchanges run beside it (hidden when overlapped);
-//  - pipeline parallelism runs 1F1B: (m + p - 1) micro-batch slots, (p - 1) of them the bubble;
-//  - gradients of the last micro-batch are bucketed in backward order; each bucket's all-reduce
-//    (or reduce-scatter, with the distributed optimizer) over the data-parallel x context-parallel
-//    group is queued on one communication stream when backward has produced it;
-//  - the optimizer updates the rank's share of the trainable parameters; with the distributed
-//    optimizer the updated parameters are all-gathered while the next forward starts;
-//  - the step waits for the slowest rank: sigma x compute x E[max of N normals] (stragglers).
+// One training step, simulated: its op graph per pipeline stage (step_graph.hpp) played on the
+// event engine (step_executor.hpp), communication at the chosen fidelity. From the timeline:
+//  - the step's time: the last operation's end, plus the expected wait for the slowest of N ranks
+//    (sigma x compute x E[max of N normals], stragglers.hpp);
+//  - where it went, on the stage that ends last, whose compute stream is always either busy or
+//    waiting: compute at the full rate (forward, backward, optimizer), its slowdown while
+//    communication held SMs (interference), and each wait attributed to what it waited for: a
+//    pipeline transfer (the bubble), tensor- or context-parallel communication, data-parallel
+//    communication (exposed); these add up to the step;
+//  - the critical path: walking back from the last operation through whichever of its inputs
+//    (or its stream's previous operation) ended last, its time by phase.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "models/collective/fidelity.hpp"
 #include "models/network/platform.hpp"
 #include "models/training/parallelism.hpp"
+#include "models/training/step_executor.hpp"
+#include "models/training/step_graph.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/core/time.hpp"
 
 namespace sp::models {
 
+inline constexpr int kPhases = 8;
+
 struct StepResult {
   Duration step;              // one training step, stragglers included (expected)
-  Duration forward;           // compute of every micro-batch's forward on this stage
+  Duration forward;           // compute of every micro-batch's forward on this stage, at the full rate
   Duration backward;          // and backward
-  Duration tensor_parallel;   // TP and CP communication time (overlapped or not)
-  Duration bubble;            // pipeline fill and drain
   Duration optimizer;
-  Duration communication;     // data-parallel collectives (gradients, parameter gathers)
-  Duration exposed_communication;  // what compute did not hide: step - compute - bubble - optimizer - stragglers
+  Duration interference;      // compute's slowdown while communication held SMs
+  Duration bubble;            // compute waiting for pipeline transfers
+  Duration exposed_tensor_parallel;  // compute waiting for TP/CP communication
+  Duration exposed_communication;    // compute waiting for any communication (TP, CP, DP)
   Duration straggler;         // expected wait for the slowest rank
+  Duration tensor_parallel;   // TP and CP communication time (busy, overlapped or not)
+  Duration communication;     // data-parallel collectives (gradients, parameter gathers), busy
+  Duration pipeline_transfer; // pipeline sends, busy
   Duration jittered_compute;  // compute subject to per-rank jitter (per step)
-  Duration forward_per_micro_batch;  // one micro-batch's forward on one stage
+  Duration forward_per_micro_batch;  // one micro-batch's forward on the slowest stage, alone
+  std::array<Duration, kPhases> critical;  // the critical path's time, by Phase
   double compute_efficiency = 0;   // model FLOPs / (compute time x peak): MFU of the compute alone
   int buckets = 0;
   std::uint64_t events = 0;
 };
 
+/// The graph and its timeline, for a trace file.
+struct StepTrace {
+  StepGraph graph;
+  Execution execution;
+};
+
 StepResult simulate_step(const Workload& workload, const Platform& platform, const ParallelLayout& layout,
-                         int accelerators, Fidelity fidelity = Fidelity::analytic);
+                         int accelerators, Fidelity fidelity = Fidelity::analytic, StepTrace* trace = nullptr);
+
+/// "backward 55 %; forward 27 %; dp_comm 12 %": the critical path's phases above 1 %, largest first.
+std::string describe_critical_path(const StepResult& r);
+
+/// The timeline as Chrome trace JSON (chrome://tracing, Perfetto): a process per pipeline stage, a
+/// thread per stream, an event per operation, times in microseconds.
+std::string chrome_trace(const StepTrace& trace);
 
 }  // namespace sp::models

@@ -10,15 +10,6 @@ namespace sp::models {
 
 namespace {
 
-// Acklam's coefficients for the central and tail regions.
-constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
-                        1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
-constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                        6.680131188771972e+01,  -1.328068155288572e+01};
-constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-                        -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
-constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
-                        3.754408661907416e+00};
 constexpr double kSqrt2Pi = 2.50662827463100050242;
 
 // erfc by the continued fraction (|x| > 2) or the series of erf (|x| <= 2), with our exp.
@@ -50,29 +41,6 @@ double erfc_det(double x) {
 }  // namespace
 
 double normal_cdf(double x) { return 0.5 * erfc_det(-x / 1.4142135623730951); }
-
-double normal_quantile(double p) {
-  if (!(p > 0.0 && p < 1.0)) return p <= 0.0 ? -INFINITY : INFINITY;
-  constexpr double lo = 0.02425;
-  double x;
-  if (p < lo) {
-    const double q = std::sqrt(-2 * det::log(p));
-    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
-  } else if (p <= 1 - lo) {
-    const double q = p - 0.5, r = q * q;
-    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
-        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
-  } else {
-    const double q = std::sqrt(-2 * det::log(1 - p));
-    x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
-  }
-  // One Halley step on Phi(x) - p.
-  const double e = normal_cdf(x) - p;
-  const double u = e * kSqrt2Pi * det::exp(x * x / 2);
-  return x - u / (1 + x * u / 2);
-}
 
 MaxMoments max_of_normals(int n) {
   if (n <= 1) return {0.0, n == 1 ? 1.0 : 0.0};
@@ -106,11 +74,5 @@ MaxMoments max_of_normals(int n) {
   return m;
 }
 
-double sample_max_of_normals(RngStream& rng, int n) {
-  if (n <= 1) return rng.normal(0.0, 1.0);
-  double u = rng.uniform01();
-  while (u <= 0.0) u = rng.uniform01();
-  return normal_quantile(det::exp(det::log(u) / n));
-}
 
 }  // namespace sp::models

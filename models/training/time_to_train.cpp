@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/training/stragglers.hpp"
+#include "sim/core/rng.hpp"
 #include "sim/core/quantile.hpp"
 #include "sim/core/det_math.hpp"
 

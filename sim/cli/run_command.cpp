@@ -48,7 +48,7 @@ int run_command(const RunOptions& o) {
   }
   const models::Catalog catalog(models::data_root() / "models");
   const ScenarioSpec spec = load_scenario(o.scenario, overrides, catalog);
-  const std::vector<ScalingPoint> points = run_scenario(spec);
+  const std::vector<ScalingPoint> points = run_scenario(spec, true);
   const output::Table table = scaling_table(points);
 
   const fs::path dir = o.out_dir.empty() ? fs::path("results") / spec.name : fs::path(o.out_dir);
@@ -75,6 +75,12 @@ int run_command(const RunOptions& o) {
   m.overrides = o.overrides;
   if (!o.platform.empty()) m.overrides.push_back("platform=<" + o.platform + ">");
   m.files = {"summary.csv", "results.h5", "manifest.yaml"};
+  for (const ScalingPoint& p : points) {  // one step of each N, for chrome://tracing or Perfetto
+    if (p.timeline.empty()) continue;
+    const std::string name = fmt::format("timeline_N{}.json", p.estimate.accelerators);
+    files.write(name, p.timeline);
+    m.files.push_back(name);
+  }
   const fs::path png = files.stage("scaling.png");
   const bool plotted = output::plot_scaling(
       png, table, fmt::format("{} on {} ({})", spec.workload.name, spec.platform.name, spec.platform.accelerator.name));
@@ -101,8 +107,9 @@ int run_command(const RunOptions& o) {
     for (const ScalingPoint& p : points) {
       if (!p.estimate.ok()) std::printf("N=%d %s: %s\n", p.estimate.accelerators, p.estimate.status.c_str(), p.estimate.message.c_str());
     }
-    std::printf("wrote %s/{%s}\n", dir.string().c_str(),
-                plotted ? "summary.csv,results.h5,manifest.yaml,scaling.png" : "summary.csv,results.h5,manifest.yaml");
+    std::printf("wrote %s/{%s}%s\n", dir.string().c_str(),
+                plotted ? "summary.csv,results.h5,manifest.yaml,scaling.png" : "summary.csv,results.h5,manifest.yaml",
+                m.files.size() > 4 ? " and a step timeline per N (timeline_N*.json, chrome://tracing or Perfetto)" : "");
   }
   if (!plotted) std::fprintf(stderr, "scalepoint: warning: gnuplot not found or failed; scaling.png not written\n");
   return 0;

@@ -46,12 +46,21 @@ const std::vector<ColumnDef>& column_defs() {
        [](P p) { return s(p.estimate.step.tensor_parallel); }},
       {"comm_s", "s", "data-parallel collectives per step (gradients, parameter gathers), hidden or not", false,
        true, [](P p) { return s(p.estimate.step.communication); }},
-      {"exposed_comm_s", "s", "communication compute did not hide, per step", false, true,
+      {"exposed_comm_s", "s", "time compute waited for communication (TP, CP, DP), per step", false, true,
        [](P p) { return s(p.estimate.step.exposed_communication); }},
-      {"bubble_s", "s", "pipeline fill and drain per step", false, true, [](P p) { return s(p.estimate.step.bubble); }},
+      {"exposed_tensor_parallel_s", "s", "of which for tensor- and context-parallel communication", false, true,
+       [](P p) { return s(p.estimate.step.exposed_tensor_parallel); }},
+      {"interference_s", "s", "compute slowed while communication kernels held SMs, per step", false, true,
+       [](P p) { return s(p.estimate.step.interference); }},
+      {"bubble_s", "s", "compute waiting for pipeline transfers (fill and drain), per step", false, true,
+       [](P p) { return s(p.estimate.step.bubble); }},
+      {"pipeline_transfer_s", "s", "pipeline sends per step, hidden or not", false, true,
+       [](P p) { return s(p.estimate.step.pipeline_transfer); }},
       {"straggler_s", "s", "expected wait for the slowest rank per step", false, true,
        [](P p) { return s(p.estimate.step.straggler); }},
       {"optimizer_s", "s", "optimizer update per step", false, true, [](P p) { return s(p.estimate.step.optimizer); }},
+      {"events_per_step", "count", "engine events to simulate one step", true, true,
+       [](P p) { return static_cast<double>(p.estimate.step.events); }},
       {"throughput_samples_per_s", "samples/s", "global batch / step time", false, true,
        [](P p) { return static_cast<double>(p.estimate.global_batch) / s(p.estimate.step.step); }},
       {"samples_to_converge", "samples", "expected samples to reach the quality target (RCP)", false, true,
@@ -93,13 +102,15 @@ output::Table scaling_table(const std::vector<ScalingPoint>& points) {
     for (const ScalingPoint& p : points) c.values.push_back(d.needs_ok && !p.estimate.ok() ? kNaN : d.value(p));
     t.columns.push_back(std::move(c));
   }
-  std::vector<std::string> layout, status, message;
+  std::vector<std::string> layout, status, message, critical;
   for (const ScalingPoint& p : points) {
+    critical.push_back(p.estimate.ok() ? models::describe_critical_path(p.estimate.step) : "-");
     layout.push_back(p.estimate.status == "invalid_layout" ? "-" : p.estimate.layout.describe());
     status.push_back(p.estimate.status);
     message.push_back(p.estimate.message.empty() ? "-" : p.estimate.message);
   }
   t.columns.insert(t.columns.begin() + 4, output::text_column("layout", "parallel layout at this N", layout));
+  t.columns.push_back(output::text_column("critical_path", "the step's critical path by phase", critical));
   t.columns.push_back(output::text_column("status", "ok | out_of_memory | invalid_layout", status));
   t.columns.push_back(output::text_column("message", "why a point has no time", message));
   return t;

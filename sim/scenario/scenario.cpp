@@ -194,7 +194,7 @@ models::LayoutSearch ScenarioSpec::layout_search(int n) const {
   return workload.parallelism.for_accelerators(n).search.value_or(models::LayoutSearch{});
 }
 
-std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec) {
+std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec, bool timelines) {
   std::vector<ScalingPoint> out;
   for (int n : spec.accelerators) {
     ScalingPoint p;
@@ -207,6 +207,11 @@ std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec) {
                                                   spec.parallel_spec(n), spec.fidelity);
     models::add_prediction_interval(p.estimate, spec.workload, spec.platform, spec.samples, spec.seed,
                                     static_cast<std::uint64_t>(n));
+    if (timelines && p.estimate.ok()) {
+      models::StepTrace trace;
+      models::simulate_step(spec.workload, spec.platform, p.estimate.layout, n, spec.fidelity, &trace);
+      p.timeline = models::chrome_trace(trace);
+    }
     out.push_back(p);
   }
   const auto ref = std::find_if(out.begin(), out.end(), [](const ScalingPoint& p) { return p.estimate.ok(); });

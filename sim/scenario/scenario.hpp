@@ -66,8 +66,10 @@ struct ScalingPoint {
   // more of the step outside compute (exposed communication, bubble, stragglers, optimizer), and
   // evaluation that does not shrink with N.
   double loss_convergence = 1, loss_compute = 1, loss_step_overhead = 1, loss_evaluation = 1;
+  std::string timeline;  // the step as Chrome trace JSON, when asked for
 };
 
-std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec);
+/// Every accelerator count of `spec`; with `timelines`, each point's step as a Chrome trace too.
+std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec, bool timelines = false);
 
 }  // namespace sp

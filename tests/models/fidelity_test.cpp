@@ -90,7 +90,7 @@ TEST(FlowFidelity, TwoAllReducesOnTheSameLinksTakeAboutTwiceOne) {
   const Selected s = select_collective(p, g, CollectiveOp::all_reduce, n, {Algorithm::ring, Protocol::simple});
   Engine e;
   FlowNetwork net(e);
-  const auto links = add_tier_links(net, p);
+  const auto links = add_network_links(net, p);
   SimTime first, second;
   start_collective_flows(e, net, links, p, s.terms, n, [&] { first = e.now(); });
   start_collective_flows(e, net, links, p, s.terms, n, [&] { second = e.now(); });
@@ -114,10 +114,10 @@ TEST(FlowFidelity, TrafficOnOtherLinksDoesNotSlowACollective) {
                                             {Algorithm::ring, Protocol::simple});
   Engine e;
   FlowNetwork net(e);
-  const auto links = add_tier_links(net, p);
+  const auto links = add_network_links(net, p);
   SimTime done;
   start_collective_flows(e, net, links, p, inside.terms, Bytes(1 << 30), [&] { done = e.now(); });
-  net.start(Bytes(1e9), {{links[1], 1.0}}, {});  // the NICs, busy with something else
+  net.start(Bytes(1e9), {{links.tier[1], 1.0}}, {});  // the NICs, busy with something else
   e.run();
   EXPECT_LT(std::abs(to_seconds(done - SimTime::zero()) / to_seconds(inside.time) - 1), 1e-6);
 }

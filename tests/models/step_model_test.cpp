@@ -76,21 +76,26 @@ TEST(StepModel, SoftwareEfficiencyDividesComputeTime) {
   EXPECT_EQ(r.backward.ps(), microseconds(1500).ps());
 }
 
-TEST(StepModel, PipelineBubbleIsTheOneFOneBFraction) {
-  // 4 stages, 8 micro-batches of 1: (p - 1) / (m + p - 1) = 3 / 11 of the pipeline is bubble.
-  // Each stage holds a quarter of each layer: per micro-batch 0.5 ms forward, 0.75 ms backward.
-  const Workload w = testing::two_layer_workload(0, 1);
-  const Platform p = testing::simple_platform();
+TEST(StepModel, PipelineRunsOneFOneBInMPlusPMinusOneSlots) {
+  // Four frozen layers of 1 ms forward and 1 ms backward per sample on PP4 (one layer a stage),
+  // 8 micro-batches of 1, transfers taking no time: 1F1B fills and drains the pipeline in
+  // (m + p - 1) = 11 slots of F + B = 2 ms, 22 ms, of which stage 0 computes 16 ms and waits 6 ms
+  // for the other stages: the bubble, (p - 1) / (m + p - 1) of the step.
+  Workload w = testing::two_layer_workload(0, 0);
+  w.layers = {w.layers[0], w.layers[0], w.layers[0], w.layers[0]};
+  Platform p = testing::simple_platform();
+  p.protocols[static_cast<int>(Protocol::simple)].step = {Duration::zero(), Duration::zero()};
   ParallelSpec pp;
   pp.pipeline = 4;
   pp.micro_batch = 1;
   const ParallelLayout lay = testing::layout(p, 8, 16, pp);  // DP 2, 8 micro-batches each
   ASSERT_EQ(lay.micro_batches, 8);
   const StepResult r = simulate_step(w, p, lay, 8);
-  const Duration slot = microseconds(1250);
-  EXPECT_EQ(r.bubble.ps(), (slot * 3).ps());
-  EXPECT_NEAR(r.bubble / (slot * 11), 3.0 / 11.0, 1e-12);
-  EXPECT_EQ(r.forward.ps(), (microseconds(500) * 8).ps());
+  EXPECT_EQ(r.step.ps(), milliseconds(22).ps());
+  EXPECT_EQ(r.forward.ps(), milliseconds(8).ps());
+  EXPECT_EQ(r.backward.ps(), milliseconds(8).ps());
+  EXPECT_EQ(r.bubble.ps(), milliseconds(6).ps());
+  EXPECT_NEAR(r.bubble / r.step, 3.0 / 11.0, 1e-12);
 }
 
 TEST(StepModel, StragglersCostSigmaTimesComputeTimesTheExpectedMaximum) {

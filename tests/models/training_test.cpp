@@ -8,15 +8,13 @@
 
 #include "models/training/memory.hpp"
 #include "models/training/stragglers.hpp"
+#include "sim/core/rng.hpp"
 #include "models/training/time_to_train.hpp"
 #include "test_fixtures.hpp"
 
 namespace sp::models {
 
-TEST(Stragglers, NormalQuantileAndCdf) {
-  EXPECT_NEAR(normal_quantile(0.975), 1.959963984540054, 1e-12);
-  EXPECT_NEAR(normal_quantile(0.001), -3.090232306167813, 1e-12);
-  EXPECT_NEAR(normal_quantile(1e-10), -6.361340902404056, 1e-10);
+TEST(Stragglers, NormalCdf) {
   EXPECT_NEAR(normal_cdf(1.0), 0.8413447460685429, 1e-14);
   EXPECT_NEAR(normal_cdf(-4.0), 3.167124183311998e-05, 1e-17);
 }
@@ -40,25 +38,6 @@ TEST(Stragglers, ExpectedMaximumMatchesClosedFormsAndBruteForce) {
     const MaxMoments mm = max_of_normals(n);
     EXPECT_NEAR(mm.mean, mean, 0.01) << n;  // ~5 standard errors
     EXPECT_NEAR(mm.variance, sum2 / trials - mean * mean, 0.02) << n;
-  }
-}
-
-TEST(Stragglers, OrderStatisticSamplerHasTheBruteForceDistribution) {
-  // Quantiles of the maximum of 32 draws: sampled directly vs drawn 32 at a time.
-  const int n = 32, trials = 40000;
-  RngStream direct(3, 0, "direct"), brute(3, 0, "brute");
-  std::vector<double> a, b;
-  for (int k = 0; k < trials; ++k) {
-    a.push_back(sample_max_of_normals(direct, n));
-    double m = -1e300;
-    for (int i = 0; i < n; ++i) m = std::max(m, brute.normal(0, 1));
-    b.push_back(m);
-  }
-  std::sort(a.begin(), a.end());
-  std::sort(b.begin(), b.end());
-  for (double q : {0.1, 0.25, 0.5, 0.75, 0.9}) {
-    const auto i = static_cast<std::size_t>(q * trials);
-    EXPECT_NEAR(a[i], b[i], 0.03) << q;
   }
 }
 

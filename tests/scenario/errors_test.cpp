@@ -84,7 +84,7 @@ TEST(BadScenario, OverridesAreReportedAtTheArgument) {
        "scale-out NICs (scale_out.nics_per_node is 0)"},
       {{"good.yaml", {"platform.scale_up.bandwdth=\"1 GB/s\""}},
        "--set platform.scale_up.bandwdth=\"1 GB/s\": platform.scale_up.bandwdth: unknown key (did you mean "
-       "'bandwidth'? valid keys: kind, size, bandwidth, efficiency, in_network_reduction)"},
+       "'bandwidth'? valid keys: kind, size, bandwidth, efficiency, in_network_reduction, communication_sms)"},
       {{"good.yaml", {"batch.global=0"}}, "--set batch.global=0: batch.global: must be at least 1, got 0"},
       {{"good.yaml", {"seed"}}, "--set seed: expected key.path=value (e.g. --set platform.scale_out.nics=4)"},
   };

@@ -1,0 +1,158 @@
+#include "models/training/step_executor.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+
+#include "sim/core/engine.hpp"
+
+namespace sp::models {
+
+double interference_share(const Platform& p, std::size_t tier) {
+  if (tier >= p.topology.tiers.size() || p.accelerator.compute.parallel_units <= 0) return 0;
+  return static_cast<double>(p.topology.tiers[tier].communication_sms) / p.accelerator.compute.parallel_units;
+}
+
+namespace {
+
+constexpr double kSlowest = 0.05;  // compute keeps at least this share of its rate
+
+class Executor {
+ public:
+  Executor(const StepGraph& g, const Platform& p, Fidelity f) : g_(g), p_(p), f_(f) {}
+
+  Execution run() {
+    if (f_ == Fidelity::flow) links_ = add_network_links(net_, p_);
+    stages_.resize(static_cast<std::size_t>(g_.stages));
+    waiting_.resize(g_.ops.size());
+    dependents_.resize(g_.ops.size());
+    out_.spans.resize(g_.ops.size());
+    for (std::uint32_t i = 0; i < g_.ops.size(); ++i) {
+      const GraphOp& op = g_.ops[i];
+      stream(op).ops.push_back(i);
+      waiting_[i] = static_cast<std::uint32_t>(op.deps.size());
+      for (std::uint32_t d : op.deps) dependents_[d].push_back(i);
+    }
+    for (int s = 0; s < g_.stages; ++s) {
+      for (int k = 0; k < kStreamKinds; ++k) try_start(stages_[static_cast<std::size_t>(s)].streams[static_cast<std::size_t>(k)]);
+    }
+    engine_.run();
+    for (const Stage& st : stages_) {
+      for (const Stream& s : st.streams) {
+        if (s.head != s.ops.size()) throw std::logic_error("step graph deadlock: an operation never became ready");
+      }
+    }
+    out_.events = engine_.events_processed();
+    for (const OpSpan& s : out_.spans) out_.end = max(out_.end, s.end);
+    return std::move(out_);
+  }
+
+ private:
+  struct Stream {
+    std::vector<std::uint32_t> ops;  // in graph order
+    std::size_t head = 0;
+    bool busy = false;
+  };
+  struct Stage {
+    std::array<Stream, kStreamKinds> streams;
+    int held = 0;                     // SMs running communication
+    std::optional<std::uint32_t> compute;  // the compute op running
+    double remaining_ps = 0;          // of its work, at the full rate
+    double rate = 1;
+    SimTime since;
+    std::optional<EventId> end;
+  };
+
+  Stage& stage(const GraphOp& op) { return stages_[static_cast<std::size_t>(op.stage)]; }
+  Stream& stream(const GraphOp& op) { return stage(op).streams[static_cast<std::size_t>(op.stream)]; }
+
+  void try_start(Stream& s) {
+    if (s.busy || s.head == s.ops.size() || waiting_[s.ops[s.head]] > 0) return;
+    start(s.ops[s.head]);
+  }
+
+  void start(std::uint32_t i) {
+    const GraphOp& op = g_.ops[i];
+    stream(op).busy = true;
+    out_.spans[i].start = engine_.now();
+    Stage& st = stage(op);
+    if (op.comm < 0) {
+      st.compute = i;
+      st.remaining_ps = static_cast<double>(op.work.ps());
+      st.rate = rate(st);
+      st.since = engine_.now();
+      schedule_compute_end(st);
+      return;
+    }
+    const GraphComm& c = g_.comms[static_cast<std::size_t>(op.comm)];
+    hold(st, sms(c));
+    if (f_ == Fidelity::flow) {
+      start_collective_flows(engine_, net_, links_, p_, c.terms, c.bytes, [this, i] { finish(i); });
+    } else {
+      engine_.schedule_after(op.work, [this, i] { finish(i); });
+    }
+  }
+
+  int sms(const GraphComm& c) const { return p_.topology.tiers[c.tier].communication_sms; }
+  double rate(const Stage& st) const {
+    return std::max(kSlowest, 1.0 - static_cast<double>(st.held) / p_.accelerator.compute.parallel_units);
+  }
+
+  // Communication of the stage holds `sms` more (or, negative, fewer) SMs: the running compute
+  // kernel keeps what it has done and goes on at the new rate.
+  void hold(Stage& st, int sms) {
+    if (sms == 0) return;
+    st.held += sms;
+    if (!st.compute) return;
+    st.remaining_ps -= static_cast<double>((engine_.now() - st.since).ps()) * st.rate;
+    st.since = engine_.now();
+    st.rate = rate(st);
+    schedule_compute_end(st);
+  }
+
+  void schedule_compute_end(Stage& st) {
+    if (st.end) engine_.cancel(*st.end);
+    const auto wait = static_cast<std::int64_t>(std::ceil(std::max(0.0, st.remaining_ps) / st.rate - 1e-6));
+    const std::uint32_t i = *st.compute;
+    st.end = engine_.schedule_after(Duration::from_ps(wait), [this, i] {
+      Stage& s = stage(g_.ops[i]);
+      s.end.reset();
+      s.compute.reset();
+      finish(i);
+    });
+  }
+
+  void finish(std::uint32_t i) {
+    const GraphOp& op = g_.ops[i];
+    out_.spans[i].end = engine_.now();
+    Stream& s = stream(op);
+    s.busy = false;
+    ++s.head;
+    if (op.comm >= 0) hold(stage(op), -sms(g_.comms[static_cast<std::size_t>(op.comm)]));
+    for (std::uint32_t d : dependents_[i]) {
+      if (--waiting_[d] == 0) try_start(stream(g_.ops[d]));
+    }
+    try_start(s);
+  }
+
+  const StepGraph& g_;
+  const Platform& p_;
+  Fidelity f_;
+  Engine engine_;
+  FlowNetwork net_{engine_};
+  NetworkLinks links_;
+  std::vector<Stage> stages_;
+  std::vector<std::uint32_t> waiting_;
+  std::vector<std::vector<std::uint32_t>> dependents_;
+  Execution out_;
+};
+
+}  // namespace
+
+Execution execute_step(const StepGraph& graph, const Platform& platform, Fidelity fidelity) {
+  return Executor(graph, platform, fidelity).run();
+}
+
+}  // namespace sp::models

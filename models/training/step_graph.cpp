@@ -1,0 +1,384 @@
+#include "models/training/step_graph.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "models/compute/compute_model.hpp"
+#include "sim/core/error.hpp"
+
+namespace sp::models {
+
+const char* stream_name(StreamKind s) {
+  switch (s) {
+    case StreamKind::compute: return "compute";
+    case StreamKind::tp: return "tp";
+    case StreamKind::cp: return "cp";
+    case StreamKind::dp: return "dp";
+    case StreamKind::pp: return "pp";
+  }
+  return "?";
+}
+
+const char* phase_name(Phase p) {
+  switch (p) {
+    case Phase::forward: return "forward";
+    case Phase::backward: return "backward";
+    case Phase::optimizer: return "optimizer";
+    case Phase::tp_comm: return "tp_comm";
+    case Phase::cp_comm: return "cp_comm";
+    case Phase::dp_comm: return "dp_comm";
+    case Phase::param_gather: return "param_gather";
+    case Phase::pp_send: return "pp_send";
+  }
+  return "?";
+}
+
+namespace {
+
+struct Instance {
+  const LayerGroup* layer = nullptr;
+  std::string name;
+  LayerCompute compute;
+  double trainable = 0;  // parameters whose gradients this rank reduces (after TP)
+};
+
+// Contiguous layers per stage (Megatron's split): a stage starts at the first instance whose
+// compute midpoint passes its share of the total, with at least one instance per stage.
+std::vector<std::vector<int>> assign_stages(const std::vector<Instance>& inst, int stages) {
+  const int n = static_cast<int>(inst.size());
+  std::vector<double> mid(inst.size());
+  double total = 0;
+  for (std::size_t k = 0; k < inst.size(); ++k) {
+    const double t = to_seconds(inst[k].compute.forward.time + inst[k].compute.backward.time);
+    mid[k] = total + t / 2;
+    total += t;
+  }
+  std::vector<int> start(static_cast<std::size_t>(stages) + 1, 0);
+  start[static_cast<std::size_t>(stages)] = n;
+  for (int j = 1; j < stages; ++j) {
+    int k = 0;
+    while (k < n && mid[static_cast<std::size_t>(k)] < total * j / stages) ++k;
+    start[static_cast<std::size_t>(j)] = std::clamp(k, start[static_cast<std::size_t>(j) - 1] + 1, n - (stages - j));
+  }
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(stages));
+  for (int j = 0; j < stages; ++j) {
+    for (int k = start[static_cast<std::size_t>(j)]; k < start[static_cast<std::size_t>(j) + 1]; ++k) {
+      out[static_cast<std::size_t>(j)].push_back(k);
+    }
+  }
+  return out;
+}
+
+class Builder {
+ public:
+  Builder(const Workload& w, const Platform& p, const ParallelLayout& lay) : w_(w), p_(p), lay_(lay) {}
+
+  StepGraph build();
+
+ private:
+  std::uint32_t add(GraphOp op) {
+    g_.ops.push_back(std::move(op));
+    return static_cast<std::uint32_t>(g_.ops.size() - 1);
+  }
+  // The communication of `op` over `group` (memoised: layers repeat the same collectives).
+  int comm(const Group& group, CollectiveOp op, Bytes bytes);
+  int transfer(Bytes bytes);  // to a pipeline neighbour
+  std::uint32_t comm_op(Phase phase, StreamKind stream, int stage, int layer, int mb, int c,
+                        std::vector<std::uint32_t> deps) {
+    GraphOp o;
+    o.phase = phase;
+    o.stream = stream;
+    o.stage = stage;
+    o.layer = layer;
+    o.micro_batch = mb;
+    o.comm = c;
+    o.work = select_time_[static_cast<std::size_t>(c)];
+    o.deps = std::move(deps);
+    return add(std::move(o));
+  }
+  // One layer instance's pass for one micro-batch: its compute with the TP and CP communication
+  // around or beside it; returns the ops the next layer waits for.
+  std::vector<std::uint32_t> layer_pass(int stage, int k, int mb, bool forward, std::vector<std::uint32_t> after);
+
+  const Workload& w_;
+  const Platform& p_;
+  const ParallelLayout& lay_;
+  StepGraph g_;
+  std::vector<Instance> inst_;
+  std::vector<Duration> select_time_;
+  std::map<std::tuple<const Group*, int, double>, int> memo_;
+  std::vector<std::uint32_t> last_compute_;  // per stage: the compute op just added
+};
+
+int Builder::comm(const Group& group, CollectiveOp op, Bytes bytes) {
+  const auto key = std::make_tuple(&group, static_cast<int>(op), bytes.value());
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  const Selected s = select_collective(p_, group, op, bytes);
+  g_.comms.push_back(GraphComm{s.terms, bytes, group.top_tier(), group});
+  select_time_.push_back(s.time);
+  const int id = static_cast<int>(g_.comms.size() - 1);
+  memo_.emplace(key, id);
+  return id;
+}
+
+int Builder::transfer(Bytes bytes) {
+  static const Group* const kPair = nullptr;  // memo key for pipeline transfers
+  const auto key = std::make_tuple(kPair, -1, bytes.value());
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  const Group pair = strided_group(p_.topology, lay_.pp_peer_stride, 2);
+  const std::size_t tier = pair.top_tier();
+  const Hop h = hop(p_, pair, Protocol::simple, tier);
+  CostTerms t;
+  t.op = CollectiveOp::broadcast;  // one sender, one receiver
+  t.combine = Combine::sum;
+  t.fixed = h.latency;
+  t.bandwidth.push_back(BandwidthTerm{p_.topology.tiers[tier].name, tier, 1.0, h.bandwidth});
+  g_.comms.push_back(GraphComm{t, bytes, tier, pair});
+  select_time_.push_back(t.time(bytes));
+  const int id = static_cast<int>(g_.comms.size() - 1);
+  memo_.emplace(key, id);
+  return id;
+}
+
+std::vector<std::uint32_t> Builder::layer_pass(int stage, int k, int mb, bool forward,
+                                               std::vector<std::uint32_t> after) {
+  const Instance& in = inst_[static_cast<std::size_t>(k)];
+  const LayerGroup& l = *in.layer;
+  if (!forward && !l.backward_pass) return after;  // a frozen stem: no backward at all
+  GraphOp c;
+  c.phase = forward ? Phase::forward : Phase::backward;
+  c.stage = stage;
+  c.layer = k;
+  c.micro_batch = mb;
+  c.work = forward ? in.compute.forward.time : in.compute.backward.time;
+  // Megatron with sequence parallelism: per pass, all-gathers before the column-parallel GEMMs
+  // and reduce-scatters after the row-parallel ones (backward swaps them).
+  int ag = -1, rs = -1, n_ag = 0, n_rs = 0, kv = -1;
+  if (lay_.tp > 1 && l.tp_tensor.value() > 0) {
+    const Bytes tensor = l.tp_tensor * (static_cast<double>(lay_.micro_batch) / lay_.cp);
+    ag = comm(lay_.tp_group, CollectiveOp::all_gather, tensor);
+    rs = comm(lay_.tp_group, CollectiveOp::reduce_scatter, tensor);
+    n_ag = forward ? l.tp_all_gathers : l.tp_reduce_scatters;
+    n_rs = forward ? l.tp_reduce_scatters : l.tp_all_gathers;
+  }
+  if (lay_.cp > 1 && l.cp_exchange.value() > 0) {  // ring attention passes K and V round the CP ranks
+    const Bytes bytes = l.cp_exchange * (static_cast<double>(lay_.micro_batch) / lay_.tp);
+    kv = comm(lay_.cp_group, forward ? CollectiveOp::all_gather : CollectiveOp::reduce_scatter, bytes);
+  }
+  std::vector<std::uint32_t> next;
+  const auto tp_ops = [&](int id, int count, std::vector<std::uint32_t> deps) {
+    std::uint32_t last = 0;
+    for (int i = 0; i < count; ++i) last = comm_op(Phase::tp_comm, StreamKind::tp, stage, k, mb, id, deps);
+    return last;  // the stream runs them in order: the last one ends last
+  };
+  if (kv >= 0) next.push_back(comm_op(Phase::cp_comm, StreamKind::cp, stage, k, mb, kv, after));
+  if (ag >= 0 && !lay_.overlap_tensor_parallel) {
+    std::vector<std::uint32_t> d = after;
+    if (n_ag > 0) d = {tp_ops(ag, n_ag, after)};
+    c.deps = d;
+    last_compute_[static_cast<std::size_t>(stage)] = add(std::move(c));
+    const std::uint32_t computed = last_compute_[static_cast<std::size_t>(stage)];
+    next.push_back(n_rs > 0 ? tp_ops(rs, n_rs, {computed}) : computed);
+    return next;
+  }
+  c.deps = after;
+  last_compute_[static_cast<std::size_t>(stage)] = add(std::move(c));
+  next.push_back(last_compute_[static_cast<std::size_t>(stage)]);
+  if (n_ag > 0) next.push_back(tp_ops(ag, n_ag, after));
+  if (n_rs > 0) next.push_back(tp_ops(rs, n_rs, after));
+  return next;
+}
+
+// Dependencies on another stage's pipeline send, resolved once every op exists.
+constexpr std::uint32_t kPending = 0x80000000u;
+
+StepGraph Builder::build() {
+  Shard shard;
+  shard.samples = lay_.micro_batch;
+  shard.tokens_per_sample = w_.tokens_per_sample;
+  shard.tp = lay_.tp;
+  shard.cp = lay_.cp;
+  for (const LayerGroup& l : w_.layers) {
+    const LayerCompute lc = layer_compute(l, w_, p_.accelerator, shard);
+    for (int r = 0; r < l.repeat; ++r) {
+      inst_.push_back(Instance{&l, l.repeat > 1 ? fmt::format("{}[{}]", l.name, r) : l.name, lc,
+                               static_cast<double>(l.trainable_parameters) / lay_.tp});
+      g_.layers.push_back(inst_.back().name);
+    }
+  }
+  const int stages = lay_.pp, m = lay_.micro_batches;
+  if (static_cast<int>(inst_.size()) < stages) {
+    throw ModelError(fmt::format("PP{} needs at least {} layers to place, {} has {}", stages, stages, w_.name, inst_.size()));
+  }
+  g_.stages = stages;
+  last_compute_.assign(static_cast<std::size_t>(stages), 0);
+  const std::vector<std::vector<int>> assigned = assign_stages(inst_, stages);
+
+  struct DpPhase {
+    const Group* group;
+    CollectiveOp op;
+    double bytes_factor;
+  };
+  std::vector<DpPhase> phases;
+  switch (lay_.sharding) {
+    case Sharding::none: phases = {{&lay_.grad_group, CollectiveOp::all_reduce, 1.0}}; break;
+    case Sharding::global: phases = {{&lay_.grad_group, CollectiveOp::reduce_scatter, 1.0}}; break;
+    case Sharding::within_node:
+      phases = {{&lay_.grad_inside, CollectiveOp::reduce_scatter, 1.0},
+                {&lay_.grad_across, CollectiveOp::all_reduce, 1.0 / lay_.grad_inside.ranks()}};
+      break;
+  }
+  const Group& shard_group = lay_.sharding == Sharding::global ? lay_.grad_group : lay_.grad_inside;
+  const bool gathers = lay_.sharding != Sharding::none && shard_group.ranks() > 1;
+  Bytes hidden;  // what a pipeline stage hands its neighbour per micro-batch
+  for (const LayerGroup& l : w_.layers) hidden = std::max(hidden, l.tp_tensor);
+  hidden = hidden * (static_cast<double>(lay_.micro_batch) / (lay_.cp * lay_.tp));
+
+  struct Pending {
+    bool forward;
+    int stage, mb;
+  };
+  std::vector<Pending> pending;
+  std::vector<std::vector<std::uint32_t>> send_fwd(static_cast<std::size_t>(stages)), send_bwd(send_fwd);
+  Duration slowest_forward, slowest_compute;
+  for (int s = 0; s < stages; ++s) {
+    const std::vector<int>& ks = assigned[static_cast<std::size_t>(s)];
+    // Buckets in backward order; a bucket closes at the instance whose backward fills it.
+    struct Bucket {
+      Bytes bytes;
+      int closes_at;
+    };
+    std::vector<Bucket> buckets;
+    std::map<int, std::size_t> first_bucket;  // instance -> the bucket its first bytes go to
+    double open = 0;
+    int last_trainable = -1;
+    for (auto it = ks.rbegin(); it != ks.rend(); ++it) {
+      const double bytes = inst_[static_cast<std::size_t>(*it)].trainable * w_.gradient_bytes_per_parameter.value();
+      if (!(bytes > 0)) continue;
+      first_bucket[*it] = buckets.size();
+      open += bytes;
+      while (open >= w_.gradient_bucket.value()) {
+        buckets.push_back({w_.gradient_bucket, *it});
+        open -= w_.gradient_bucket.value();
+      }
+      last_trainable = *it;
+    }
+    if (open > 0) buckets.push_back({Bytes(open), last_trainable});
+    g_.buckets = std::max(g_.buckets, static_cast<int>(buckets.size()));
+
+    std::vector<std::uint32_t> gather_of(buckets.size());
+    if (gathers) {  // the parameters the previous step's optimizer updated, in forward order
+      const double per_byte = w_.memory.weight_bytes_per_parameter / w_.gradient_bytes_per_parameter;
+      for (std::size_t b = buckets.size(); b-- > 0;) {
+        gather_of[b] = comm_op(Phase::param_gather, StreamKind::dp, s, -1, -1,
+                               comm(shard_group, CollectiveOp::all_gather, buckets[b].bytes * per_byte), {});
+      }
+    }
+    // 1F1B: (stages - s - 1) forwards to fill the pipeline, then one forward one backward.
+    std::vector<std::pair<bool, int>> order;
+    const int warm = std::min(stages - s - 1, m);
+    for (int i = 0; i < warm; ++i) order.emplace_back(true, i);
+    for (int i = 0; i < m - warm; ++i) {
+      order.emplace_back(true, warm + i);
+      order.emplace_back(false, i);
+    }
+    for (int i = m - warm; i < m; ++i) order.emplace_back(false, i);
+    send_fwd[static_cast<std::size_t>(s)].assign(static_cast<std::size_t>(m), 0);
+    send_bwd[static_cast<std::size_t>(s)].assign(static_cast<std::size_t>(m), 0);
+    std::vector<std::vector<std::uint32_t>> forward_done(static_cast<std::size_t>(m));
+    std::uint32_t last_dp = 0;
+    bool any_dp = false;
+    for (const auto& [forward, mb] : order) {
+      std::vector<std::uint32_t> after;
+      if (forward && s > 0) {
+        after.push_back(kPending + static_cast<std::uint32_t>(pending.size()));
+        pending.push_back({true, s - 1, mb});
+      } else if (!forward && s < stages - 1) {
+        after.push_back(kPending + static_cast<std::uint32_t>(pending.size()));
+        pending.push_back({false, s + 1, mb});
+      } else if (!forward) {
+        after = forward_done[static_cast<std::size_t>(mb)];  // the last stage's loss follows its forward
+      }
+      if (forward) {
+        for (int k : ks) {
+          if (gathers && mb == 0) {
+            if (auto b = first_bucket.find(k); b != first_bucket.end()) after.push_back(gather_of[b->second]);
+          }
+          after = layer_pass(s, k, mb, true, after);
+        }
+        forward_done[static_cast<std::size_t>(mb)] = after;
+        if (s < stages - 1) {
+          send_fwd[static_cast<std::size_t>(s)][static_cast<std::size_t>(mb)] =
+              comm_op(Phase::pp_send, StreamKind::pp, s, -1, mb, transfer(hidden), after);
+        }
+        continue;
+      }
+      for (auto it = ks.rbegin(); it != ks.rend(); ++it) {
+        after = layer_pass(s, *it, mb, false, after);
+        if (mb != m - 1) continue;  // gradients are reduced once, after the last micro-batch
+        for (const Bucket& b : buckets) {
+          if (b.closes_at != *it) continue;
+          std::vector<std::uint32_t> deps = {last_compute_[static_cast<std::size_t>(s)]};
+          for (const DpPhase& ph : phases) {
+            if (ph.group->ranks() <= 1) continue;
+            last_dp = comm_op(Phase::dp_comm, StreamKind::dp, s, *it, mb,
+                              comm(*ph.group, ph.op, b.bytes * ph.bytes_factor), deps);
+            deps = {last_dp};
+            any_dp = true;
+          }
+        }
+      }
+      if (s > 0) {
+        send_bwd[static_cast<std::size_t>(s)][static_cast<std::size_t>(mb)] =
+            comm_op(Phase::pp_send, StreamKind::pp, s, -1, mb, transfer(hidden), after);
+      }
+    }
+    // The optimizer streams this rank's share of parameters, gradients and states once.
+    double trainable = 0;
+    for (int k : ks) trainable += inst_[static_cast<std::size_t>(k)].trainable;
+    GraphOp opt;
+    opt.phase = Phase::optimizer;
+    opt.stage = s;
+    opt.work = stream_time(p_.accelerator, w_.optimizer_traffic_per_parameter * (trainable / lay_.optimizer_shards), 1);
+    opt.deps = {last_compute_[static_cast<std::size_t>(s)]};
+    if (any_dp) opt.deps.push_back(last_dp);
+    add(std::move(opt));
+
+    // What the evaluation and the stragglers need: this stage's forward and compute, alone.
+    Duration forward, compute;
+    Flops flops;
+    for (int k : ks) {
+      const LayerCompute& lc = inst_[static_cast<std::size_t>(k)].compute;
+      forward += lc.forward.time;
+      compute += lc.forward.time + (inst_[static_cast<std::size_t>(k)].layer->backward_pass ? lc.backward.time : Duration::zero());
+      flops += lc.forward.model_flops + lc.backward.model_flops;
+    }
+    if (stages > 1) forward += select_time_[static_cast<std::size_t>(transfer(hidden))];
+    if (compute >= slowest_compute) {
+      slowest_compute = compute;
+      g_.flops_per_step = flops * m;
+    }
+    slowest_forward = max(slowest_forward, forward);
+  }
+  for (GraphOp& op : g_.ops) {
+    for (std::uint32_t& d : op.deps) {
+      if (d < kPending) continue;
+      const Pending& pd = pending[d - kPending];
+      d = (pd.forward ? send_fwd : send_bwd)[static_cast<std::size_t>(pd.stage)][static_cast<std::size_t>(pd.mb)];
+    }
+  }
+  g_.forward_per_micro_batch = slowest_forward;
+  g_.compute_per_step = slowest_compute * m;
+  return std::move(g_);
+}
+
+}  // namespace
+
+StepGraph build_step_graph(const Workload& w, const Platform& p, const ParallelLayout& lay) {
+  return Builder(w, p, lay).build();
+}
+
+}  // namespace sp::models

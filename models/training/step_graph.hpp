@@ -1,0 +1,73 @@
+// One training step as a graph of operations per rank role (a pipeline stage: ranks of the same
+// stage run the same program, so one stands for all), built from the workload's layers and the
+// layout:
+//  - per micro-batch, in 1F1B order on each stage, the forward then (later) the backward of every
+//    layer instance the stage holds (stages hold contiguous layers, balanced by compute time);
+//  - tensor-parallel all-gathers and reduce-scatters where Megatron issues them (two of each per
+//    layer and pass), beside the layer's compute when the implementation overlaps them, around it
+//    when it does not; context-parallel K/V exchanges beside the attention compute;
+//  - pipeline sends of activations forward and of gradients backward between neighbours;
+//  - gradient buckets as the last micro-batch's backward fills them, reduced (all-reduce, or
+//    reduce-scatter with the distributed optimizer) over the data-parallel group; the optimizer
+//    when the stage's buckets are done; the distributed optimizer's parameter all-gathers at the
+//    start of the step, each bucket before the first forward that needs it.
+// Each operation names the stream it runs on (compute, TP, CP, DP, pipeline), which executes in
+// order as a CUDA stream does, and the operations it waits for. step_executor.hpp plays it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/collective/collective.hpp"
+#include "models/network/platform.hpp"
+#include "models/training/parallelism.hpp"
+#include "models/workloads/workload.hpp"
+#include "sim/core/time.hpp"
+
+namespace sp::models {
+
+enum class StreamKind { compute, tp, cp, dp, pp };
+inline constexpr int kStreamKinds = 5;
+const char* stream_name(StreamKind s);
+
+/// What an operation is, for timelines and for attributing the step's time.
+enum class Phase { forward, backward, optimizer, tp_comm, cp_comm, dp_comm, param_gather, pp_send };
+const char* phase_name(Phase p);
+inline bool is_compute(Phase p) { return p == Phase::forward || p == Phase::backward || p == Phase::optimizer; }
+
+struct GraphOp {
+  Phase phase = Phase::forward;
+  StreamKind stream = StreamKind::compute;
+  int stage = 0;
+  int layer = -1;        // layer instance on the stage (names in StepGraph::layers), -1 none
+  int micro_batch = -1;
+  Duration work;         // compute: at the full rate; communication: alone on the network
+  int comm = -1;         // communication: index into StepGraph::comms
+  std::vector<std::uint32_t> deps;
+};
+
+/// A collective or transfer: what the flow fidelity plays on the links.
+struct GraphComm {
+  CostTerms terms;
+  Bytes bytes;
+  std::size_t tier = 0;  // the outermost tier it crosses (its interference)
+  Group group;           // for the chunk fidelity, which replays it rank by rank
+};
+
+struct StepGraph {
+  std::vector<GraphOp> ops;      // in creation order: each stream runs its ops in this order
+  std::vector<GraphComm> comms;
+  std::vector<std::string> layers;  // layer instance names, by index
+  int stages = 1;
+  int buckets = 0;                  // gradient buckets per stage
+  Duration forward_per_micro_batch;  // the slowest stage's forward of one micro-batch, alone
+  Duration compute_per_step;         // the slowest stage's compute per step, alone (straggler base)
+  Flops flops_per_step;              // model FLOPs per step on one rank of the slowest stage
+};
+
+/// The step of `layout` for `workload` on `platform`; communication times from the closed forms
+/// (the executor replaces them by flows at flow fidelity).
+StepGraph build_step_graph(const Workload& workload, const Platform& platform, const ParallelLayout& layout);
+
+}  // namespace sp::models

@@ -1,0 +1,157 @@
+// The step as an op graph on the event engine: streams, shared links, interference, fat-tree
+// leaves, and the fidelities, each against a case worked by hand.
+#include <gtest/gtest.h>
+
+#include "models/training/step_model.hpp"
+#include "test_fixtures.hpp"
+
+namespace sp::models {
+
+namespace {
+
+// One node of 8 GPUs per node, two nodes: a 2-rank all-reduce across the NICs (one rank a node).
+Platform two_nodes() {
+  Platform p = testing::simple_platform();
+  p.accelerator.compute.parallel_units = 128;
+  return p;
+}
+
+GraphOp op(Phase phase, StreamKind stream, Duration work, int comm = -1, std::vector<std::uint32_t> deps = {}) {
+  GraphOp o;
+  o.phase = phase;
+  o.stream = stream;
+  o.work = work;
+  o.comm = comm;
+  o.deps = std::move(deps);
+  return o;
+}
+
+GraphComm across_nodes(const Platform& p, Bytes n) {
+  const Group g{{1, 2}};  // one rank on each of two nodes
+  const Selected s = select_collective(p, g, CollectiveOp::all_reduce, n, {Algorithm::ring, Protocol::simple});
+  return GraphComm{s.terms, n, g.top_tier(), g};
+}
+
+}  // namespace
+
+TEST(StepExecutor, TwoCollectivesOnOneNicTakeTheSumOfTheirBytes) {
+  // A gradient all-reduce (DP stream) and a pipeline transfer (PP stream) start together, both
+  // across the node's NICs. Alone each takes D + F (start-up D, transfer F at 5 GB/s per GPU).
+  // Analytic: they overlap and both end at D + F (the max). Flow: they share the NIC link, so
+  // the transfers take 2F: both end at D + 2F (the sum of their bytes over the link).
+  const Platform p = two_nodes();
+  const Bytes n(1e9);
+  StepGraph g;
+  g.comms = {across_nodes(p, n)};
+  const Duration alone = g.comms[0].terms.time(n);
+  g.ops = {op(Phase::dp_comm, StreamKind::dp, alone, 0), op(Phase::pp_send, StreamKind::pp, alone, 0)};
+  Duration transfer;
+  for (const BandwidthTerm& b : g.comms[0].terms.bandwidth) transfer = max(transfer, n * b.bytes_factor / b.bandwidth);
+  const Execution analytic = execute_step(g, p, Fidelity::analytic);
+  EXPECT_EQ((analytic.end - SimTime::zero()).ps(), alone.ps());
+  const Execution flow = execute_step(g, p, Fidelity::flow);
+  EXPECT_NEAR(to_seconds(flow.end - SimTime::zero()), to_seconds(alone + transfer), 1e-9);
+  EXPECT_EQ(flow.spans[0].end, flow.spans[1].end);
+}
+
+TEST(StepExecutor, OverlappedCommunicationSlowsComputeByTheSmsItHolds) {
+  // A 10 ms GEMM with a 4 ms TP collective beside it that holds 16 of 128 SMs: for 4 ms the GEMM
+  // runs at 7/8 of its rate, so it ends at 10 + 4 x 16/128 = 10.5 ms.
+  Platform p = two_nodes();
+  p.topology.tiers[0].communication_sms = 16;
+  StepGraph g;
+  const Group tp{{2, 1}};
+  const Selected s = select_collective(p, tp, CollectiveOp::all_gather, Bytes(1e6));
+  g.comms = {GraphComm{s.terms, Bytes(1e6), 0, tp}};
+  g.ops = {op(Phase::forward, StreamKind::compute, milliseconds(10)),
+           op(Phase::tp_comm, StreamKind::tp, milliseconds(4), 0)};
+  const Execution x = execute_step(g, p, Fidelity::analytic);
+  EXPECT_EQ(x.spans[1].end.ps(), milliseconds(4).ps());
+  EXPECT_EQ(x.spans[0].end.ps(), microseconds(10500).ps());
+  // Without the SMs held (a platform whose collectives use copy engines) no slowdown.
+  p.topology.tiers[0].communication_sms = 0;
+  EXPECT_EQ(execute_step(g, p, Fidelity::analytic).spans[0].end.ps(), milliseconds(10).ps());
+}
+
+TEST(StepExecutor, StreamsRunInOrderAndWaitForTheirInputs) {
+  // compute: A (2 ms), C (1 ms, waits for B); dp: B (3 ms, waits for A). C starts at 5 ms although
+  // the compute stream is free at 2 ms; the wait is exposed DP communication.
+  const Platform p = two_nodes();
+  StepGraph g;
+  g.comms = {across_nodes(p, Bytes(1e6))};
+  g.ops = {op(Phase::backward, StreamKind::compute, milliseconds(2)),
+           op(Phase::dp_comm, StreamKind::dp, milliseconds(3), 0, {0}),
+           op(Phase::optimizer, StreamKind::compute, milliseconds(1), -1, {1})};
+  const Execution x = execute_step(g, p, Fidelity::analytic);
+  EXPECT_EQ(x.spans[2].start.ps(), milliseconds(5).ps());
+  EXPECT_EQ(x.end.ps(), milliseconds(6).ps());
+}
+
+TEST(FatTree, OversubscriptionSlowsARingThatCrossesLeavesByTheClosedForm) {
+  // 8 nodes, 2 per leaf, 4:1: each leaf's uplinks carry 2 nodes' NICs / 4 = half a node's NICs,
+  // while a ring crosses each leaf once with a whole node's traffic: the scale-out term runs at
+  // min(1, 2 / (4 x 1)) = 1/2 of its bandwidth. A tree crosses (8 - 2) / 8 x 2 = 1.5 nodes' worth
+  // per leaf: 2 / (4 x 1.5) = 1/3. Alone on the network the flow fidelity gives the same.
+  Platform p = testing::shipped_platform("dgx_h100");
+  const Group g = packed_group(p.topology, 64);
+  const Bytes n(1 << 30);
+  const auto ring = [&](const Platform& q) {
+    return *cost_terms(q, g, CollectiveOp::all_reduce, Algorithm::ring, Protocol::simple);
+  };
+  const CostTerms flat = ring(p);
+  p.topology.tiers[1].nodes_per_leaf = 2;
+  p.topology.tiers[1].oversubscription = 4;
+  const CostTerms blocked = ring(p);
+  ASSERT_EQ(flat.bandwidth.size(), blocked.bandwidth.size());
+  const BandwidthTerm& out = blocked.bandwidth.back();
+  EXPECT_EQ(out.tier, 1u);
+  EXPECT_DOUBLE_EQ(out.spine_share, 0.5);
+  EXPECT_DOUBLE_EQ(out.bandwidth.value(), flat.bandwidth.back().bandwidth.value() / 2);
+  const CostTerms tree = *cost_terms(p, g, CollectiveOp::all_reduce, Algorithm::tree, Protocol::simple);
+  EXPECT_DOUBLE_EQ(tree.bandwidth.back().spine_share, 1.0 / 3.0);
+  const Duration analytic = time_collective(p, g, CollectiveOp::all_reduce, n, {Algorithm::ring, Protocol::simple},
+                                            Fidelity::analytic)
+                                .time;
+  const Duration flow =
+      time_collective(p, g, CollectiveOp::all_reduce, n, {Algorithm::ring, Protocol::simple}, Fidelity::flow).time;
+  EXPECT_EQ(analytic.ps(), blocked.time(n).ps());
+  EXPECT_NEAR(to_seconds(flow) / to_seconds(analytic), 1.0, 1e-9);
+  EXPECT_GT(to_seconds(analytic), 1.5 * to_seconds(flat.time(n)));  // the NICs bound the ring
+}
+
+TEST(StepFidelity, FlowAgreesWithAnalyticWhenNothingSharesALinkAndNotWhenSomethingDoes) {
+  // BERT on 16 DGX H100 GPUs: one DP stream, its buckets one after another, nothing else on the
+  // NICs: the two fidelities give the same step. Llama2 LoRA TP4 CP2 on 64: TP all-gathers and
+  // CP exchanges cross each GPU's NVLink port at once: the flows share it and the step differs.
+  const Platform p = testing::shipped_platform("dgx_h100");
+  const Workload bert = testing::shipped_workload("bert");
+  const ParallelLayout b = testing::layout(p, 16, 768, bert.parallelism.for_accelerators(16));
+  const StepResult ba = simulate_step(bert, p, b, 16, Fidelity::analytic);
+  const StepResult bf = simulate_step(bert, p, b, 16, Fidelity::flow);
+  EXPECT_NEAR(to_seconds(bf.step) / to_seconds(ba.step), 1.0, 1e-9);
+  const Workload llama = testing::shipped_workload("llama2_70b_lora");
+  const ParallelLayout l = testing::layout(p, 64, 8, llama.parallelism.for_accelerators(64));
+  const StepResult la = simulate_step(llama, p, l, 64, Fidelity::analytic);
+  const StepResult lf = simulate_step(llama, p, l, 64, Fidelity::flow);
+  EXPECT_GT(to_seconds(lf.tensor_parallel), 1.01 * to_seconds(la.tensor_parallel));
+}
+
+TEST(StepModel, TheStepIsItsComputeInterferenceWaitsAndStragglers) {
+  // On the stage that ends last the compute stream is always busy or waiting for something, so
+  // the parts add up to the step, for every workload's v4.1 layout at 64 GPUs.
+  const Platform p = testing::shipped_platform("dgx_h100");
+  for (const char* name : {"bert", "llama2_70b_lora", "retinanet", "stable_diffusion"}) {
+    const Workload w = testing::shipped_workload(name);
+    const std::int64_t gbs = typical_global_batch(w, 64, 64 / 8);
+    const ParallelLayout l = testing::layout(p, 64, gbs, w.parallelism.for_accelerators(64));
+    const StepResult r = simulate_step(w, p, l, 64);
+    const Duration parts = r.forward + r.backward + r.optimizer + r.interference + r.exposed_communication +
+                           r.bubble + r.straggler;
+    EXPECT_EQ(parts.ps(), r.step.ps()) << name;
+    Duration critical;
+    for (const Duration& d : r.critical) critical += d;
+    EXPECT_EQ(critical.ps(), (r.step - r.straggler).ps()) << name;  // a path with no gaps
+  }
+}
+
+}  // namespace sp::models
