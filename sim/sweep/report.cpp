@@ -75,16 +75,32 @@ SweepReport read_sweep_report(const std::string& dir) {
     g.time_s.push_back(ok ? t.number(row, "time_to_train_s").value_or(kNaN) : kNaN);
     g.e_prime.push_back(ok ? t.number(row, "e_prime").value_or(kNaN) : kNaN);
   }
+  // A `label` names the values it is zipped with: a key whose value the label determines is not
+  // repeated in the group's name; keys of other axes are (by the last part of their path).
+  const auto value_of = [](const ReportGroup& g, const std::string& key) {
+    for (const auto& [k, v] : g.axes) {
+      if (k == key) return v;
+    }
+    return std::string();
+  };
+  const auto named_by_label = [&](const std::string& key) {
+    std::map<std::string, std::string> by_label;
+    for (const ReportGroup& g : r.groups) {
+      const auto [it, fresh] = by_label.emplace(value_of(g, "label"), value_of(g, key));
+      if (!fresh && it->second != value_of(g, key)) return false;
+    }
+    return std::find(keys.begin(), keys.end(), "label") != keys.end();
+  };
   for (const auto& k : keys) {
-    if (seen[k].size() > 1) r.axis_keys.push_back(k);
+    if (seen[k].size() > 1 && (k == "label" || k == "base" || !named_by_label(k))) r.axis_keys.push_back(k);
   }
-  const bool labelled = std::find(keys.begin(), keys.end(), "label") != keys.end();
   BreakEvenOptions opt;
   opt.deadline_s = r.deadline_s;
   for (ReportGroup& g : r.groups) {
     for (const auto& [k, v] : g.axes) {
-      if (seen[k].size() < 2 || (labelled && k != "label" && k != "base")) continue;
-      g.label += (g.label.empty() ? "" : " ") + (k == "base" || k == "label" ? value_text(k, v) : k + "=" + v);
+      if (seen[k].size() < 2 || (k != "label" && k != "base" && named_by_label(k))) continue;
+      const std::string shortk = k.substr(k.rfind('.') == std::string::npos ? 0 : k.rfind('.') + 1);
+      g.label += (g.label.empty() ? "" : " ") + (k == "base" || k == "label" ? value_text(k, v) : shortk + "=" + v);
     }
     if (g.label.empty()) g.label = r.name;
     g.break_even = break_even_points(g.n, g.time_s, opt);
@@ -118,36 +134,51 @@ bool plot_scaling_groups(const fs::path& png, const std::string& title, const st
   return output::run_gnuplot(script, png.parent_path());
 }
 
-// The efficiency break-even N over two swept axes, as a coloured grid with the N written in.
-bool plot_heat_map(const fs::path& png, const SweepReport& r, const std::string& kx, const std::string& ky) {
-  std::vector<std::string> xs, ys;
+// The efficiency break-even N over two swept axes, as a coloured grid with the N written in; with
+// a third axis, one grid per value of the first (`panel`).
+bool plot_heat_map(const fs::path& png, const SweepReport& r, const std::string& kx, const std::string& ky,
+                   const std::string& panel) {
   const auto value = [](const ReportGroup& g, const std::string& k) {
     for (const auto& [key, v] : g.axes) {
       if (key == k) return value_text(k, v);
     }
     return std::string();
   };
+  std::vector<std::string> xs, ys, panels;
+  const auto add = [](std::vector<std::string>& list, const std::string& v) {
+    if (std::find(list.begin(), list.end(), v) == list.end()) list.push_back(v);
+  };
   for (const auto& g : r.groups) {
-    if (std::find(xs.begin(), xs.end(), value(g, kx)) == xs.end()) xs.push_back(value(g, kx));
-    if (std::find(ys.begin(), ys.end(), value(g, ky)) == ys.end()) ys.push_back(value(g, ky));
+    add(xs, value(g, kx));
+    add(ys, value(g, ky));
+    add(panels, panel.empty() ? std::string() : value(g, panel));
   }
-  std::string data = "$h << EOD\n";
-  for (const auto& g : r.groups) {
-    const auto x = std::find(xs.begin(), xs.end(), value(g, kx)) - xs.begin();
-    const auto y = std::find(ys.begin(), ys.end(), value(g, ky)) - ys.begin();
-    const auto& b = g.break_even.front();  // efficiency
-    data += fmt::format("{} {} {} \"{}\"\n", x, y, b.accelerators ? std::log2(*b.accelerators) : -1.0, n_text(b));
-  }
-  data += "EOD\n";
+  std::string data, plots;
   std::string xt, yt;
   for (std::size_t i = 0; i < xs.size(); ++i) xt += fmt::format("{}\"{}\" {}", i ? ", " : "", xs[i], i);
   for (std::size_t i = 0; i < ys.size(); ++i) yt += fmt::format("{}\"{}\" {}", i ? ", " : "", ys[i], i);
+  for (std::size_t p = 0; p < panels.size(); ++p) {
+    data += fmt::format("$h{} << EOD\n", p);
+    for (const auto& g : r.groups) {
+      if (!panel.empty() && value(g, panel) != panels[p]) continue;
+      const auto x = std::find(xs.begin(), xs.end(), value(g, kx)) - xs.begin();
+      const auto y = std::find(ys.begin(), ys.end(), value(g, ky)) - ys.begin();
+      const auto& b = g.break_even.front();  // efficiency
+      data += fmt::format("{} {} {} \"{}\"\n", x, y, b.accelerators ? std::log2(*b.accelerators) : -1.0, n_text(b));
+    }
+    data += "EOD\n";
+    plots += fmt::format("set title \"{}\"\nplot $h{} using 1:2:3 with image notitle, $h{} using 1:2:4 with labels notitle\n",
+                         panel.empty() ? "largest N with E' >= 0.5" : panels[p], p, p);
+  }
   const std::string script = fmt::format(
-      "set terminal pngcairo noenhanced size 760,520 font 'sans,11'\nset output '{}'\n{}"
-      "set title \"largest N with E' >= 0.5\"\nset xtics ({})\nset ytics ({})\nset xlabel '{}'\nset ylabel '{}'\n"
-      "set xrange [-0.5:{}]\nset yrange [-0.5:{}]\nset cblabel 'log2 N'\nset palette defined (0 '#d73027', 0.5 "
-      "'#fee08b', 1 '#1a9850')\nplot $h using 1:2:3 with image notitle, $h using 1:2:4 with labels notitle\n",
-      png.string(), data, xt, yt, kx, ky, xs.size() - 0.5, ys.size() - 0.5);
+      "set terminal pngcairo noenhanced size {},520 font 'sans,11'\nset output '{}'\n{}"
+      "set multiplot layout 1,{} title \"{}\"\n"
+      "set xtics ({})\nset ytics ({})\nset xlabel '{}'\nset ylabel '{}'\n"
+      "set xrange [-0.5:{}]\nset yrange [-0.5:{}]\nset cblabel 'log2 N'\nset cbrange [3:14]\nset palette defined (0 '#d73027', 0.5 "
+      "'#fee08b', 1 '#1a9850')\n{}unset multiplot\n",
+      panels.size() > 1 ? 380 * panels.size() + 100 : 760, png.string(), data, panels.size(),
+      panel.empty() ? "" : "largest N with E' >= 0.5, by " + panel, xt, yt, kx, ky, xs.size() - 0.5, ys.size() - 0.5,
+      plots);
   return output::run_gnuplot(script, png.parent_path());
 }
 
@@ -220,9 +251,12 @@ std::vector<std::string> write_sweep_report(const SweepReport& r, const std::str
       // A labelled axis stands for the keys it zips: put it and the scenario first.
       std::stable_partition(keys.begin(), keys.end(), [](const std::string& k) { return k == "base" || k == "label"; });
     }
-    if (plot_heat_map(files.stage("breakeven_heatmap.png"), r, keys[0], keys[1])) {
-      md += fmt::format("\n## Efficiency break-even over {} and {}\n\n![break-even heat map](breakeven_heatmap.png)\n",
-                        keys[0], keys[1]);
+    // Two axes: one grid; three: one grid per value of the first (the scenario, as a rule).
+    const bool panels = keys.size() >= 3;
+    const std::string kx = keys[panels ? 1 : 0], ky = keys[panels ? 2 : 1], panel = panels ? keys[0] : "";
+    if (plot_heat_map(files.stage("breakeven_heatmap.png"), r, kx, ky, panel)) {
+      md += fmt::format("\n## Efficiency break-even over {} and {}{}\n\n![break-even heat map](breakeven_heatmap.png)\n",
+                        kx, ky, panels ? ", per " + panel : "");
       written.push_back("breakeven_heatmap.png");
     } else {
       files.drop("breakeven_heatmap.png");

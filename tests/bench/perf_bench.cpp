@@ -108,6 +108,35 @@ void BM_ChunkAllReduce(benchmark::State& state) {
 }
 BENCHMARK(BM_ChunkAllReduce)->Arg(1024)->Arg(4096)->Arg(16384)->Unit(benchmark::kMillisecond);
 
+// One step of each workload with its v4.1 layout and typical global batch at N GPUs, its op
+// graph built and played (the op-graph issue's targets: BERT at 1,024 GPUs under 10 ms analytic,
+// Llama2-70B at 16,384 under 1 s flow); events per step as a counter.
+void BM_WorkloadStep(benchmark::State& state, const char* name, Fidelity fidelity) {
+  const int n = static_cast<int>(state.range(0));
+  const Workload& w = workload(name);
+  const ParallelSpec spec = w.parallelism.for_accelerators(n);
+  std::string why;
+  const int model = spec.tensor.value_or(1) * spec.context.value_or(1) * spec.pipeline.value_or(1);
+  const ParallelLayout lay = *resolve_layout(spec, dgx().topology, n, typical_global_batch(w, n, n / model), why);
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    const StepResult r = simulate_step(w, dgx(), lay, n, fidelity);
+    events = r.events;
+    benchmark::DoNotOptimize(r.step);
+  }
+  state.counters["events_per_step"] = static_cast<double>(events);
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+BENCHMARK_CAPTURE(BM_WorkloadStep, bert_analytic, "bert", Fidelity::analytic)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WorkloadStep, bert_flow, "bert", Fidelity::flow)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WorkloadStep, llama2_70b_lora_analytic, "llama2_70b_lora", Fidelity::analytic)
+    ->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WorkloadStep, llama2_70b_lora_flow, "llama2_70b_lora", Fidelity::flow)
+    ->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WorkloadStep, retinanet_analytic, "retinanet", Fidelity::analytic)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WorkloadStep, stable_diffusion_analytic, "stable_diffusion", Fidelity::analytic)
+    ->Arg(1024)->Unit(benchmark::kMillisecond);
+
 // A whole shipped scenario as `scalepoint run` does it: 8 accelerator counts, the layout search,
 // 100 Monte Carlo replicates each (the speed target: under 1 s).
 void BM_Scenario(benchmark::State& state, const char* name) {
