@@ -1,5 +1,8 @@
 #include "models/calibration.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 
@@ -12,12 +15,46 @@ void Calibration::apply(Workload& w) const {
   if (auto it = workloads.find(w.name); it != workloads.end()) {
     w.software_efficiency = it->second.software_efficiency;
     w.model_error = it->second.model_error;
+    if (it->second.evaluation_overhead) w.evaluation.overhead = *it->second.evaluation_overhead;
+    if (it->second.host_work) w.evaluation.host_work = *it->second.host_work;
   }
   if (!scale_error.empty()) w.model_error_by_scale = scale_error;
 }
 
-void Calibration::apply(Accelerator& a) const {
-  if (auto it = accelerator_scale.find(a.name); it != accelerator_scale.end()) a.efficiency_scale = it->second;
+SoftwareEfficiency Calibration::software(const Accelerator& a, const std::string& stack_name) const {
+  const std::string stack = stack_name.empty() ? a.software_stack : stack_name;
+  const std::string family = a.family + "/" + stack;
+  double log_scale = 0, fitted_var = 0, unseen_var = 0;
+  // Each level: the reference (0), fitted (its value; its sd is that of the sum down to it, so the
+  // deepest fitted level's replaces the others'), or unseen (its prior spread adds).
+  const auto level = [&](const std::map<std::string, SoftwareLevel>& fitted, const std::string& key,
+                         const std::string& reference, double spread) {
+    if (key == reference) return true;
+    if (auto it = fitted.find(key); it != fitted.end()) {
+      log_scale += it->second.log_scale;
+      fitted_var = it->second.sd * it->second.sd;
+      return true;
+    }
+    unseen_var += spread * spread;
+    return false;
+  };
+  const bool stack_seen = level(stacks, stack, reference_stack, stack_spread);
+  const bool family_seen = level(families, family, reference_family, family_spread);
+  const bool kind_seen = level(kinds, a.name, reference_kind, kind_spread);
+  SoftwareEfficiency e;
+  e.source = kind_seen     ? "fitted: " + a.name
+             : family_seen ? "family: " + family
+             : stack_seen  ? "stack: " + stack
+                           : "prior: unseen stack " + stack;
+  e.scale = std::exp(log_scale);
+  e.log_sd = std::sqrt(fitted_var + unseen_var);
+  return e;
+}
+
+SoftwareEfficiency Calibration::apply(Accelerator& a, const std::string& stack) const {
+  const SoftwareEfficiency e = software(a, stack);
+  a.efficiency_scale = e.scale;
+  return e;
 }
 
 const std::map<int, std::string>& scale_ranges() {
@@ -25,6 +62,30 @@ const std::map<int, std::string>& scale_ranges() {
       {8, "N<=8"}, {64, "N=9-64"}, {std::numeric_limits<int>::max(), "N>64"}};
   return ranges;
 }
+
+std::string software_stack_of(const std::string& framework, const Accelerator& a) {
+  std::string f;
+  for (unsigned char c : framework) f += static_cast<char>(std::tolower(c));
+  const auto has = [&](const char* word) { return f.find(word) != std::string::npos; };
+  if (has("tinygrad")) return "tinygrad";
+  if (has("jax") || has("maxdiffusion") || has("maxtext") || has("paxml")) return "jax";
+  if (has("rocm")) return "rocm";
+  if (has("synapse") || has("habana")) return "synapse";
+  return a.software_stack;
+}
+
+namespace {
+std::map<std::string, SoftwareLevel> parse_levels(const config::ConfigNode& n) {
+  std::map<std::string, SoftwareLevel> out;
+  for (const auto& [name, v] : n.entries()) {
+    v.expect_only({"log_scale", "sd"});
+    const double sd = v.at("sd").as_number();
+    if (sd < 0) v.at("sd").fail("must not be negative");
+    out[name] = SoftwareLevel{v.at("log_scale").as_number(), sd};
+  }
+  return out;
+}
+}  // namespace
 
 Calibration parse_calibration(const config::ConfigNode& n) {
   Calibration c;
@@ -36,16 +97,33 @@ Calibration parse_calibration(const config::ConfigNode& n) {
   }
   if (auto ws = n.find("workloads")) {
     for (const auto& [name, v] : ws->entries()) {
-      v.expect_only({"software_efficiency", "model_error"});
-      c.workloads[name] = WorkloadCurve{v.at("software_efficiency").as_positive_number(),
-                                        v.find("model_error") ? v.at("model_error").as_number() : 0.0};
+      v.expect_only({"software_efficiency", "log_sd", "evaluation_overhead", "host_work", "model_error"});
+      WorkloadCurve w;
+      w.software_efficiency = v.at("software_efficiency").as_positive_number();
+      if (auto x = v.find("log_sd")) w.log_sd = x->as_number();
+      if (auto x = v.find("model_error")) w.model_error = x->as_number();
+      if (auto x = v.find("evaluation_overhead")) w.evaluation_overhead = x->as_nonnegative_duration();
+      if (auto x = v.find("host_work")) w.host_work = x->as_nonnegative_duration();
+      c.workloads[name] = w;
     }
   }
-  if (auto as = n.find("accelerators")) {
-    for (const auto& [name, v] : as->entries()) {
-      v.expect_only({"efficiency_scale"});
-      c.accelerator_scale[name] = v.at("efficiency_scale").as_positive_number();
+  if (auto sw = n.find("software")) {
+    sw->expect_only({"reference", "spreads", "stacks", "families", "kinds"});
+    if (auto r = sw->find("reference")) {
+      r->expect_only({"stack", "family", "kind"});
+      c.reference_stack = r->at("stack").as_string();
+      c.reference_family = r->at("family").as_string();
+      c.reference_kind = r->at("kind").as_string();
     }
+    if (auto s = sw->find("spreads")) {
+      s->expect_only({"kind", "family", "stack"});
+      c.kind_spread = s->at("kind").as_positive_number();
+      c.family_spread = s->at("family").as_positive_number();
+      c.stack_spread = s->at("stack").as_positive_number();
+    }
+    if (auto x = sw->find("stacks")) c.stacks = parse_levels(*x);
+    if (auto x = sw->find("families")) c.families = parse_levels(*x);
+    if (auto x = sw->find("kinds")) c.kinds = parse_levels(*x);
   }
   return c;
 }

@@ -1,37 +1,73 @@
 // The calibrated parameters (calibration/params/mlperf_v4.1.yaml, written by `scalepoint
-// calibrate mlperf`) and how they change the model: per workload, how fast its MLPerf
-// implementation runs relative to its ops as described (software_efficiency, compute_model.hpp);
-// per accelerator kind, how well the submissions' software runs on it relative to NVIDIA's on the
-// H100 (efficiency_scale). Few, physical, bounded: see calibrate.hpp.
+// calibrate mlperf`) and how they change the model:
+//  - per workload, how fast its MLPerf implementation runs relative to its ops as described
+//    (software_efficiency, compute_model.hpp), and its per-evaluation overhead and host work;
+//  - the software efficiency of an accelerator beyond what its kernel costs explain, relative to
+//    NVIDIA's stack on Hopper, as a product of three levels, each a log-scale with its own
+//    uncertainty: the software stack ("tinygrad", "jax"), the architecture family on that stack
+//    ("blackwell/nvidia") and the kind itself ("B200-SXM-180GB"). A kind the fit never saw takes
+//    its family's (or its stack's, or none) and the spread of the levels it misses widens its
+//    prediction interval; predict says which it was.
+// Few, physical, bounded: see calibration/mlperf/calibrate.hpp.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "models/hardware/accelerator.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/config/config_node.hpp"
+#include "sim/core/time.hpp"
 
 namespace sp::models {
 
 struct WorkloadCurve {
   double software_efficiency = 1;
-  double model_error = 0;  // log-space spread of the model's held-out errors (prediction intervals)
+  double log_sd = 0;        // its uncertainty after the fit (log scale)
+  double model_error = 0;   // log-space spread of the model's held-out errors (prediction intervals)
+  std::optional<Duration> evaluation_overhead, host_work;  // fitted where the file has them
+};
+
+/// One level of the software efficiency: a log-scale, and the uncertainty after the fit of the
+/// sum of the levels from the stack down to this one (the levels are correlated).
+struct SoftwareLevel {
+  double log_scale = 0;
+  double sd = 0;
+};
+
+/// What an accelerator's software efficiency is, and where it came from.
+struct SoftwareEfficiency {
+  double scale = 1;
+  double log_sd = 0;   // uncertainty of log(scale): fitted levels' sd, unseen levels' spread
+  std::string source;  // "fitted: H200-SXM5-141GB", "family: blackwell/nvidia", "stack: jax", "prior: ..."
 };
 
 struct Calibration {
-  std::map<std::string, WorkloadCurve> workloads;       // by workload name
-  std::map<std::string, double> accelerator_scale;      // by accelerator name
+  std::map<std::string, WorkloadCurve> workloads;  // by workload name
+  std::map<std::string, SoftwareLevel> stacks;     // the reference stack is absent: 0
+  std::map<std::string, SoftwareLevel> families;   // "family/stack"; the reference family absent
+  std::map<std::string, SoftwareLevel> kinds;      // kinds with calibration rows; the reference absent
+  // How far a kind strays from its family, a family from its stack, a stack from the reference,
+  // before any data: the priors of the fit, and the spread added for a level it never saw.
+  double kind_spread = 0.15, family_spread = 0.25, stack_spread = 0.7;
+  std::string reference_stack = "nvidia", reference_family = "hopper/nvidia", reference_kind = "H100-SXM5-80GB";
   std::map<int, double> scale_error;  // upper bound of N -> model error there (Workload::model_error_by_scale)
 
   void apply(Workload& w) const;
-  void apply(Accelerator& a) const;
+  SoftwareEfficiency software(const Accelerator& a, const std::string& stack) const;
+  /// Sets the accelerator's efficiency_scale for software `stack` (its own default when empty).
+  SoftwareEfficiency apply(Accelerator& a, const std::string& stack = {}) const;
 };
 
 /// The scale ranges of the error summaries: "N<=8", "N=9-64", "N>64", by upper bound of N.
 const std::map<int, std::string>& scale_ranges();
 
-/// Reads the `workloads`, `accelerators` and `model_error_by_scale` sections of a parameter file.
+/// The software stack a published result ran: from its framework string ("tinygrad",
+/// "maxdiffusion" -> jax, ...), else the accelerator's usual one.
+std::string software_stack_of(const std::string& framework, const Accelerator& a);
+
+/// Reads the `workloads`, `software` and `model_error_by_scale` sections of a parameter file.
 Calibration parse_calibration(const config::ConfigNode& node);
 /// The default: calibration/params/mlperf_v4.1.yaml under the data root, if it exists.
 Calibration default_calibration();

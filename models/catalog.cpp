@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <regex>
 
 #include "sim/config/loader.hpp"
 
@@ -46,16 +47,61 @@ std::vector<fs::path> Catalog::yaml_files(const std::string& sub) const {
   return files;
 }
 
-std::vector<Accelerator> Catalog::accelerators() const {
-  std::vector<Accelerator> out;
-  for (const auto& f : yaml_files("hardware")) out.push_back(parse_accelerator(config::load_file(f.string())));
+const std::vector<Accelerator>& Catalog::accelerators() const {
+  if (!accelerators_) {
+    std::vector<Accelerator> out;
+    for (const auto& f : yaml_files("hardware")) out.push_back(parse_accelerator(config::load_file(f.string())));
+    accelerators_ = std::move(out);
+  }
+  return *accelerators_;
+}
+
+const std::vector<Workload>& Catalog::workloads() const {
+  if (!workloads_) {
+    std::vector<Workload> out;
+    for (const auto& f : yaml_files("workloads")) out.push_back(parse_workload(config::load_file(f.string())));
+    workloads_ = std::move(out);
+  }
+  return *workloads_;
+}
+
+std::string canonical_accelerator_name(const std::string& name, bool with_memory) {
+  static const std::vector<std::string> noise = {"nvidia", "amd", "intel", "google", "instinct", "geforce", "tensor",
+                                                 "core", "gpu", "ai", "accelerator", "r", "tm", "hbm2", "hbm2e",
+                                                 "hbm3", "hbm3e", "gddr6", "gddr6x", "dlc"};
+  std::string lower;
+  for (unsigned char c : name) lower += static_cast<char>(std::tolower(c));
+  // "80 GB" and "80GB" are the same memory size.
+  static const std::regex spaced_size(R"((\d+)\s*gb\b)"), size(R"(\d+gb)");
+  lower = std::regex_replace(lower, spaced_size, "$1gb");
+  std::string out, word;
+  const auto flush = [&] {
+    const bool memory = std::regex_match(word, size);
+    if (!word.empty() && std::find(noise.begin(), noise.end(), word) == noise.end() && (with_memory || !memory)) {
+      out += word;
+    }
+    word.clear();
+  };
+  for (char c : lower) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word += c;
+    } else {
+      flush();
+    }
+  }
+  flush();
   return out;
 }
 
-std::vector<Workload> Catalog::workloads() const {
-  std::vector<Workload> out;
-  for (const auto& f : yaml_files("workloads")) out.push_back(parse_workload(config::load_file(f.string())));
-  return out;
+std::string unknown_accelerator_message(const std::string& name, const std::vector<std::string>& kinds) {
+  const std::string key = canonical_accelerator_name(name);
+  std::vector<std::pair<std::size_t, std::string>> by_distance;
+  for (const std::string& k : kinds) by_distance.emplace_back(config::edit_distance(key, canonical_accelerator_name(k)), k);
+  std::sort(by_distance.begin(), by_distance.end());
+  std::string closest;
+  for (std::size_t i = 0; i < by_distance.size() && i < 3; ++i) closest += (i ? ", " : "") + by_distance[i].second;
+  return "unknown accelerator '" + name + "' (closest kinds: " + closest +
+         "); add it to the aliases of its file in models/hardware, or add a file for it there";
 }
 
 namespace {
@@ -84,12 +130,20 @@ T find_by_name(const std::vector<T>& items, const config::ConfigNode& where, con
 }  // namespace
 
 std::optional<Accelerator> Catalog::find_accelerator(const std::string& name) const {
-  const std::string key = normalize_name(name);
-  for (const Accelerator& a : accelerators()) {
-    if (normalize_name(a.name) == key) return a;
-    for (const auto& alias : a.aliases) {
-      if (normalize_name(alias) == key) return a;
+  for (bool with_memory : {true, false}) {
+    const std::string key = canonical_accelerator_name(name, with_memory);
+    const Accelerator* found = nullptr;
+    bool ambiguous = false;
+    for (const Accelerator& a : accelerators()) {
+      std::vector<std::string> names = a.aliases;
+      names.push_back(a.name);
+      for (const auto& n : names) {
+        if (canonical_accelerator_name(n, with_memory) != key || key.empty()) continue;
+        ambiguous = ambiguous || (found && found != &a);
+        found = &a;
+      }
     }
+    if (found && !ambiguous) return *found;
   }
   return std::nullopt;
 }
@@ -103,6 +157,7 @@ std::optional<Workload> Catalog::find_workload(const std::string& name) const {
 }
 
 Accelerator Catalog::accelerator(const config::ConfigNode& where) const {
+  if (auto a = find_accelerator(where.as_string())) return *a;
   return find_by_name(accelerators(), where, "accelerator", [](const Accelerator& a) {
     std::vector<std::string> names = a.aliases;
     names.push_back(a.name);

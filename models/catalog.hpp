@@ -21,6 +21,15 @@ std::filesystem::path data_root();
 /// Lower-case letters and digits only, so "NVIDIA H100-SXM5-80GB" and "nvidia h100 sxm5 80gb" match.
 std::string normalize_name(const std::string& name);
 
+/// What identifies an accelerator in a published name: the words left after dropping vendors,
+/// trademarks ("(R)"), "Tensor Core GPU", "AI Accelerator", "Instinct", memory types and cooling
+/// ("HBM3e", "DLC"), as lower-case letters and digits ("Intel(R) Gaudi(R) 2 AI Accelerator" ->
+/// "gaudi2"); `with_memory` false drops memory sizes too ("AMD Instinct MI300X 192GB" -> "mi300x").
+std::string canonical_accelerator_name(const std::string& name, bool with_memory = true);
+
+/// Why a name resolves to no accelerator: the closest kinds and what to add.
+std::string unknown_accelerator_message(const std::string& name, const std::vector<std::string>& kinds);
+
 class Catalog {
  public:
   explicit Catalog(std::filesystem::path models_dir);
@@ -30,17 +39,21 @@ class Catalog {
   /// The workload whose name matches `name` (given at config key `where`).
   Workload workload(const config::ConfigNode& where) const;
 
-  /// The same by plain name (nullopt when unknown), for inputs that are not YAML (CSV rows).
+  /// The same by plain name (nullopt when unknown), for inputs that are not YAML (CSV rows):
+  /// canonical names (canonical_accelerator_name) of the name and aliases must match, with
+  /// memory sizes if that is unique, else without.
   std::optional<Accelerator> find_accelerator(const std::string& name) const;
   std::optional<Workload> find_workload(const std::string& name) const;
 
-  /// Every accelerator file, parsed, in file-name order.
-  std::vector<Accelerator> accelerators() const;
-  std::vector<Workload> workloads() const;
+  /// Every accelerator file, parsed, in file-name order (read once per catalog).
+  const std::vector<Accelerator>& accelerators() const;
+  const std::vector<Workload>& workloads() const;
 
  private:
   std::vector<std::filesystem::path> yaml_files(const std::string& sub) const;
   std::filesystem::path dir_;
+  mutable std::optional<std::vector<Accelerator>> accelerators_;
+  mutable std::optional<std::vector<Workload>> workloads_;
 };
 
 }  // namespace sp::models

@@ -28,7 +28,9 @@ LeastSquaresResult levenberg_marquardt(const LeastSquaresProblem& p, Eigen::Vect
     const Eigen::MatrixXd jtj = j.transpose() * j;
     const Eigen::VectorXd g = j.transpose() * r;
     bool improved = false;
-    for (int tries = 0; tries < 20 && !improved; ++tries) {
+    // At a minimum no step helps: give up once the damping leaves only steps far below the
+    // tolerance rather than after a fixed count (each try costs a residual evaluation).
+    for (int tries = 0; tries < 20 && !improved && lambda < 1e8; ++tries) {
       Eigen::MatrixXd a = jtj;
       for (Eigen::Index k = 0; k < a.rows(); ++k) a(k, k) += lambda * std::max(jtj(k, k), 1e-12);
       const Eigen::VectorXd step = a.ldlt().solve(-g);

@@ -14,6 +14,7 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     r.accelerator = t.cell(i, "accelerator");
     if (t.has_column("submitter")) r.submitter = t.cell(i, "submitter");
     if (t.has_column("system_name")) r.system_name = t.cell(i, "system_name");
+    if (t.has_column("framework")) r.framework = t.cell(i, "framework");
     const auto count = [&](const char* column) {
       const auto v = t.integer(i, column);
       if (!v || *v < 1) t.fail(i, column, "needs a count of at least 1");

@@ -15,6 +15,7 @@ struct MlperfResult {
   std::size_t row = 0;  // data row in the file (0-based)
   int line = 0;         // line in the file
   std::string benchmark, submitter, system_name, accelerator;
+  std::string framework;  // as declared ("NGC Pytorch 24.09", "tinygrad", "maxdiffusion"); may be empty
   int accelerators_per_node = 0;
   int nodes = 0;
   int accelerators = 0;  // accelerators_total

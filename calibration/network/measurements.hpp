@@ -1,5 +1,5 @@
 // Collective and point-to-point timings from any source, in one table: nccl-tests text output
-// (every variant in ../shared/reference/calibration_formats.md), nccl-tests JSON (-J), OSU
+// (every variant nccl-tests prints), nccl-tests JSON (-J), OSU
 // micro-benchmarks, and scalepoint-bench CSV. What `scalepoint calibrate network` fits.
 #pragma once
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -28,7 +29,7 @@ output::Table predict_table(const config::CsvTable& input, const SystemModelInpu
   output::Column p10{"p10_min", "min", "10th percentile of the score", false, {}, {}};
   output::Column p90{"p90_min", "min", "90th percentile of the score", false, {}, {}};
   output::Column gbs{"predicted_global_batch", "samples", "global batch modelled", true, {}, {}};
-  std::vector<std::string> layout, status, message;
+  std::vector<std::string> layout, status, message, source;
   for (const MlperfResult& r : rows) {
     const SystemPrediction p = predict_system(r, inputs);
     const bool ok = p.status == "ok";
@@ -38,6 +39,7 @@ output::Table predict_table(const config::CsvTable& input, const SystemModelInpu
     gbs.values.push_back(static_cast<double>(p.global_batch));
     layout.push_back(ok ? p.estimate.layout.describe() : "-");
     status.push_back(p.status);
+    source.push_back(ok ? p.software_source : "-");
     message.push_back(p.message.empty() ? "-" : p.message);
   }
   t.columns.push_back(time);
@@ -45,6 +47,10 @@ output::Table predict_table(const config::CsvTable& input, const SystemModelInpu
   t.columns.push_back(p90);
   t.columns.push_back(gbs);
   t.columns.push_back(output::text_column("layout", "parallel layout modelled", layout));
+  t.columns.push_back(output::text_column("software_efficiency_source",
+                                         "fitted: the kind's own rows | family: its architecture family's | "
+                                         "stack: its software stack's | prior: none seen",
+                                         source));
   t.columns.push_back(output::text_column("status", "ok | error | out_of_memory", status));
   t.columns.push_back(output::text_column("message", "why a row has no prediction", message));
   return t;
@@ -76,7 +82,20 @@ ValidationReport summarise(std::vector<ValidationRow> rows, std::vector<std::str
   add("N=9-64", [](const ValidationRow& r) { return r.row.accelerators > 8 && r.row.accelerators <= 64; });
   add("N>64", [](const ValidationRow& r) { return r.row.accelerators > 64; });
   add("all", [](const ValidationRow&) { return true; });
+  std::vector<std::string> kinds;
+  for (const auto& r : rep.rows) {
+    if (std::find(kinds.begin(), kinds.end(), r.prediction.kind) == kinds.end()) kinds.push_back(r.prediction.kind);
+  }
+  std::sort(kinds.begin(), kinds.end());
+  for (const auto& k : kinds) add("kind " + k, [&](const ValidationRow& r) { return r.prediction.kind == k; });
   return rep;
+}
+
+const ErrorSummary& ValidationReport::summary(const std::string& group) const {
+  for (const ErrorSummary& s : summaries) {
+    if (s.group == group) return s;
+  }
+  throw std::out_of_range("no summary for '" + group + "'");
 }
 
 void compare_with_published(ValidationRow& v) {
@@ -106,7 +125,7 @@ ValidationReport validate_rows(const std::vector<MlperfResult>& rows, const Syst
 }
 
 output::Table validation_table(const ValidationReport& rep) {
-  std::vector<std::string> bench, system, accel, layout;
+  std::vector<std::string> bench, system, accel, kind, source, layout;
   output::Column n{"accelerators", "count", "N", true, {}, {}};
   output::Column gbs{"global_batch", "samples", "global batch", true, {}, {}};
   output::Column pub{"published_min", "min", "published score", false, {}, {}};
@@ -119,6 +138,8 @@ output::Table validation_table(const ValidationReport& rep) {
     bench.push_back(r.row.benchmark);
     system.push_back(r.row.submitter + " " + r.row.system_name);
     accel.push_back(r.row.accelerator);
+    kind.push_back(r.prediction.kind);
+    source.push_back(r.prediction.software_source);
     layout.push_back(r.prediction.estimate.layout.describe());
     n.values.push_back(r.row.accelerators);
     gbs.values.push_back(static_cast<double>(r.prediction.global_batch));
@@ -131,7 +152,8 @@ output::Table validation_table(const ValidationReport& rep) {
   }
   output::Table t;
   t.columns = {output::text_column("benchmark", "", bench), output::text_column("system", "", system),
-               output::text_column("accelerator", "", accel), n, gbs, pub, pred, p10, p90, err, inside,
+               output::text_column("accelerator", "", accel), output::text_column("kind", "catalog kind", kind),
+               output::text_column("software_efficiency_source", "fitted | family | stack | prior", source), n, gbs, pub, pred, p10, p90, err, inside,
                output::text_column("layout", "", layout)};
   return t;
 }

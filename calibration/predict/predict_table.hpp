@@ -13,7 +13,7 @@
 namespace sp::calibration {
 
 /// The input table plus predicted_time_to_train_min, p10_min, p90_min, predicted_global_batch,
-/// layout, status (ok | error | out_of_memory) and message. Rows that cannot be modelled get
+/// layout, software_efficiency_source, status (ok | error | out_of_memory) and message. Rows that cannot be modelled get
 /// status error; the others are still predicted.
 output::Table predict_table(const config::CsvTable& input, const SystemModelInputs& inputs);
 
@@ -33,8 +33,11 @@ struct ErrorSummary {
 
 struct ValidationReport {
   std::vector<ValidationRow> rows;       // every row with a published time that could be modelled
-  std::vector<ErrorSummary> summaries;   // per benchmark, per scale, overall
+  std::vector<ErrorSummary> summaries;   // per benchmark, per scale, overall, per accelerator kind
   std::vector<std::string> skipped;      // rows without a published time or a model, and why
+
+  /// The summary of `group` ("all", "bert", "N>64", "kind B200-SXM-180GB"); throws if absent.
+  const ErrorSummary& summary(const std::string& group) const;
 };
 
 /// Sets error and inside from the prediction and the published time.

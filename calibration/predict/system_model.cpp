@@ -11,7 +11,7 @@
 
 namespace sp::calibration {
 
-PlatformCatalog::PlatformCatalog(const models::Catalog& catalog) {
+PlatformCatalog::PlatformCatalog(const models::Catalog& catalog) : catalog_(catalog) {
   const std::filesystem::path dir = models::data_root() / "scenarios" / "platforms";
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
@@ -43,7 +43,24 @@ models::Platform resize_node(models::Platform p, int per_node) {
   return p;
 }
 
-std::optional<models::Platform> PlatformCatalog::for_system(const models::Accelerator& a, int per_node) const {
+models::Platform generic_platform(const models::Accelerator& a, int per_node, const models::Catalog& catalog) {
+  const std::filesystem::path protocols = models::data_root() / "scenarios" / "platforms" / "nccl_protocols.yaml";
+  const std::string kind = a.scale_up_topology == "torus3d" ? "torus" : a.scale_up_topology;
+  const bool switched = kind == "switch";
+  // Estimates: NCCL's ring sustains ~82 % of NVLink and ~94 % of an IB NIC on DGX H100 (its
+  // platform file); collectives hold 16 SMs with 8 NICs, 2 on PCIe (NVIDIA/nccl#689).
+  std::string y = fmt::format("name: \"{} node (generic)\"\naccelerator: \"{}\"\naccelerators_per_node: {}\n", a.name, a.name,
+                              per_node);
+  y += fmt::format("scale_up: {{kind: {}, size: {}, efficiency: 0.82, communication_sms: {}}}\n", kind, per_node,
+                   switched ? 16 : 2);
+  y += fmt::format("scale_out: {{kind: fat_tree, efficiency: 0.94, communication_sms: {}}}\n",
+                   std::min(16, 2 * std::max(1, a.typical_nics)));
+  y += "protocols: " + config::load_file(protocols.string()).dump_flow() + "\n";
+  y += "algorithms: [ring, tree]\ncompute_jitter: 0.01\n";
+  return models::parse_platform(config::load_string(y, "generic platform for " + a.name), catalog);
+}
+
+models::Platform PlatformCatalog::for_system(const models::Accelerator& a, int per_node) const {
   const models::Platform* same_kind = nullptr;
   for (const models::Platform& p : platforms_) {
     if (p.accelerator.name != a.name) continue;
@@ -54,7 +71,7 @@ std::optional<models::Platform> PlatformCatalog::for_system(const models::Accele
       same_kind = &p;
     }
   }
-  if (!same_kind) return std::nullopt;
+  if (!same_kind) return generic_platform(a, per_node, catalog_);
   return resize_node(*same_kind, per_node);
 }
 
@@ -68,16 +85,26 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   std::optional<models::Workload> w = in.catalog.find_workload(row.benchmark);
   if (!w) return fail("error", "unknown benchmark '" + row.benchmark + "'");
   std::optional<models::Accelerator> a = in.catalog.find_accelerator(row.accelerator);
-  if (!a) return fail("error", "unknown accelerator '" + row.accelerator + "'");
+  if (!a) {
+    std::vector<std::string> kinds;
+    for (const models::Accelerator& k : in.catalog.accelerators()) kinds.push_back(k.name);
+    return fail("error", models::unknown_accelerator_message(row.accelerator, kinds));
+  }
   if (row.accelerators % row.accelerators_per_node != 0 && row.accelerators > row.accelerators_per_node) {
     return fail("error", fmt::format("{} accelerators are not whole nodes of {}", row.accelerators,
                                      row.accelerators_per_node));
   }
   std::optional<models::Platform> p = in.platforms.for_system(*a, row.accelerators_per_node);
-  if (!p) return fail("error", "no platform in scenarios/platforms uses " + a->name);
   if (!a->training_peak(w->precision)) return fail("error", a->name + " has no peak usable for " + w->precision);
   in.calibration.apply(*w);
-  in.calibration.apply(p->accelerator);
+  // The software the row ran (its framework column) decides which calibrated levels apply; the
+  // uncertainty of the fitted parameters it rests on widens its interval.
+  const models::SoftwareEfficiency software = in.calibration.apply(p->accelerator, models::software_stack_of(row.framework, *a));
+  double curve_sd = 0;
+  if (auto it = in.calibration.workloads.find(w->name); it != in.calibration.workloads.end()) curve_sd = it->second.log_sd;
+  w->parameter_spread = std::hypot(curve_sd, software.log_sd);
+  out.kind = a->name;
+  out.software_source = software.source;
 
   const int n = row.accelerators;
   const models::ParallelSpec spec = w->parallelism.for_accelerators(n);

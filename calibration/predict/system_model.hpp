@@ -19,15 +19,22 @@ class PlatformCatalog {
  public:
   explicit PlatformCatalog(const models::Catalog& catalog);
   /// The platform for `accelerator` with `per_node` accelerators per node: a shipped platform
-  /// of that kind and size, or one of that kind resized. nullopt when none uses the accelerator.
-  std::optional<models::Platform> for_system(const models::Accelerator& accelerator, int per_node) const;
+  /// of that kind and size, or one of that kind resized, or (no platform file uses the kind) one
+  /// built from its hardware file's typical node (generic_platform).
+  models::Platform for_system(const models::Accelerator& accelerator, int per_node) const;
 
  private:
   std::vector<models::Platform> platforms_;
+  const models::Catalog& catalog_;
 };
 
 /// The platform with a different number of accelerators per node (NICs per accelerator kept).
 models::Platform resize_node(models::Platform platform, int per_node);
+
+/// A platform for an accelerator no platform file uses: its scale-up link as the node's tier (a
+/// switch, bridge or PCIe), its typical NICs on a non-blocking fat tree, NCCL's protocols, ring
+/// and tree; link efficiencies, communication SMs and jitter are estimates named in `name`.
+models::Platform generic_platform(const models::Accelerator& accelerator, int per_node, const models::Catalog& catalog);
 
 using models::typical_global_batch;
 
@@ -35,6 +42,8 @@ struct SystemPrediction {
   std::string status = "ok";  // ok | error | out_of_memory
   std::string message;
   std::int64_t global_batch = 0;
+  std::string kind;             // the catalog's accelerator kind
+  std::string software_source;  // where its software efficiency came from (Calibration::software)
   models::TrainingEstimate estimate;
 };
 

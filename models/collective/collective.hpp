@@ -97,7 +97,7 @@ int dbt_parent(int tree, int vertex, int nodes);
 /// 2 from eight up.
 double dbt_max_load(int nodes);
 
-/// NCCL's tuning model scales tree bandwidth by 0.92 (anchors.md C.3): the chain and the double
+/// NCCL's tuning model scales tree bandwidth by 0.92 (NCCL's tuning model, src/graph/tuning.cc): the chain and the double
 /// binary tree do not stream quite as evenly as a ring.
 inline constexpr double kTreeBandwidthFactor = 0.92;
 

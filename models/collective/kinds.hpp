@@ -1,5 +1,5 @@
 // The vocabulary of collective communication: operations, algorithms and protocols (in the
-// sense of NCCL, anchors.md C.3), and what a protocol costs on a platform.
+// sense of NCCL, NCCL's tuning model, src/graph/tuning.cc), and what a protocol costs on a platform.
 #pragma once
 
 #include <array>

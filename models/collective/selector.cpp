@@ -1,5 +1,5 @@
 // Algorithm and protocol choice as NCCL's tuner makes it: predict every allowed combination and
-// run the cheapest (anchors.md C.3). Ties go to the earlier algorithm, then protocol, in enum
+// run the cheapest (NCCL's tuning model, src/graph/tuning.cc). Ties go to the earlier algorithm, then protocol, in enum
 // order, so the choice is deterministic.
 #include <algorithm>
 

@@ -74,10 +74,13 @@ FlopsPerSecond Accelerator::peak_for(const std::string& precision, const config:
 }
 
 Accelerator parse_accelerator(const config::ConfigNode& n) {
-  n.expect_only({"name", "vendor", "aliases", "peak", "memory", "scale_up", "tdp", "typical_node", "compute"});
+  n.expect_only({"name", "vendor", "aliases", "family", "software_stack", "peak", "memory", "scale_up", "tdp",
+                 "typical_node", "compute"});
   Accelerator a;
   a.name = n.at("name").as_string();
   a.vendor = n.at("vendor").as_string();
+  a.family = n.at("family").as_string();
+  a.software_stack = n.at("software_stack").as_string();
   if (auto aliases = n.find("aliases")) {
     for (const auto& e : aliases->elements()) a.aliases.push_back(e.as_string());
   }

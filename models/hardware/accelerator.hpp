@@ -17,6 +17,12 @@ struct Accelerator {
   std::string name;
   std::string vendor;
   std::vector<std::string> aliases;
+  /// Architecture family ("hopper", "cdna3", "tpu_v5") and the software stack training usually
+  /// runs on it ("nvidia": NVIDIA's MLPerf containers; "rocm", "jax", "synapse", "tinygrad"):
+  /// a kind the calibration never saw inherits the software efficiency of its family on that
+  /// stack, or of the stack (models/calibration.hpp).
+  std::string family;
+  std::string software_stack;
   std::map<std::string, FlopsPerSecond> peak;  // dense tensor rate by precision: bf16, fp16, fp8
   Bytes memory_capacity;
   BytesPerSecond memory_bandwidth;

@@ -29,7 +29,8 @@ std::int64_t typical_global_batch(const Workload& w, int n, int dp) {
 
 double Workload::model_error_at(int n) const {
   const auto band = model_error_by_scale.lower_bound(n);
-  return band == model_error_by_scale.end() ? model_error : std::max(model_error, band->second);
+  const double e = band == model_error_by_scale.end() ? model_error : std::max(model_error, band->second);
+  return std::sqrt(e * e + parameter_spread * parameter_spread);
 }
 
 std::int64_t Workload::total_parameters() const {

@@ -98,8 +98,11 @@ struct Workload {
   /// The same, measured over all workloads per range of N: upper bound of N -> spread. The
   /// error grows with the distance from the small systems most rows come from.
   std::map<int, double> model_error_by_scale;
+  /// The uncertainty of the fitted parameters a prediction rests on (log scale), added to the
+  /// model error in quadrature (calibration/predict/system_model.cpp).
+  double parameter_spread = 0;
 
-  /// The spread at N: the larger of the workload's and its scale range's.
+  /// The spread at N: the larger of the workload's and its scale range's, with the parameters'.
   double model_error_at(int accelerators) const;
 
   std::int64_t total_parameters() const;

@@ -36,13 +36,16 @@ int calibrate_mlperf_command(const CalibrateOptions& o) {
   const calibration::PlatformCatalog platforms(catalog);
   const std::string text = config::read_text_file(o.data);
   const auto rows = calibration::read_mlperf_results(config::CsvTable(text, o.data));
-  const calibration::FitResult fit = calibration::calibrate_mlperf(rows, catalog, platforms, {o.loo, 100, 1});
+  calibration::CalibrateOptions options{o.loo, o.loko, 100, 1, {}};
+  options.progress = [](const std::string& s) { std::fprintf(stderr, "\r\033[K%s", s.c_str()); };
+  const calibration::FitResult fit = calibration::calibrate_mlperf(rows, catalog, platforms, options);
+  if (o.loo || o.loko) std::fprintf(stderr, "\r\033[K");
 
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   const std::string command = "build/scalepoint calibrate mlperf --data " + o.data + " --out " + o.out +
-                              (o.loo ? " --loo" : "");
+                              (o.loo ? " --loo" : "") + (o.loko ? " --loko" : "");
   const std::filesystem::path out(o.out);
   output::StagedFiles files(out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path());
   files.write(out.filename().string(), calibration::calibration_yaml(fit, o.data, sha256_hex(text), command, date));
@@ -50,15 +53,17 @@ int calibrate_mlperf_command(const CalibrateOptions& o) {
 
   std::printf("fitted %zu parameters on %zu rows in %d iterations (%s)\n", fit.parameter_names.size(), fit.rows_used,
               fit.iterations, fit.converged ? "converged" : "not converged");
-  for (const auto& [name, c] : fit.calibration.workloads) {
-    std::printf("  %-18s software_efficiency %.3f  model_error %.3f\n", name.c_str(), c.software_efficiency,
-                c.model_error);
+  for (std::size_t k = 0; k < fit.parameter_names.size(); ++k) {
+    std::printf("  %-40s %9.4f +- %.4f (transformed)\n", fit.parameter_names[k].c_str(), fit.parameters[static_cast<Eigen::Index>(k)],
+                fit.sds[static_cast<Eigen::Index>(k)]);
   }
-  for (const auto& [name, s] : fit.calibration.accelerator_scale) {
-    std::printf("  %-18s efficiency_scale %.3f\n", name.c_str(), s);
+  for (const auto& [name, c] : fit.calibration.workloads) {
+    std::printf("  %-18s software_efficiency %.3f (log sd %.3f)  model_error %.3f\n", name.c_str(),
+                c.software_efficiency, c.log_sd, c.model_error);
   }
   print("in sample:", fit.in_sample);
-  if (o.loo) print("leave one system out:", fit.leave_one_out);
+  if (o.loo) print("leave one system out:", fit.leave_system_out);
+  if (o.loko) print("leave one accelerator kind out:", fit.leave_kind_out);
   std::printf("wrote %s\n", o.out.c_str());
   return 0;
 }

@@ -66,7 +66,8 @@ int predict_command(const PredictOptions& options);
 struct ValidateOptions {
   std::string data;
   std::string out_dir;
-  bool loo = false;  // refit without each system in turn and predict it
+  bool loo = false;   // refit without each system in turn and predict it
+  bool loko = false;  // refit without each accelerator kind in turn and predict it
   int samples = 100;
   std::uint64_t seed = 1;
 };
@@ -77,7 +78,8 @@ int validate_command(const ValidateOptions& options);
 struct CalibrateOptions {
   std::string data;
   std::string out = "calibration/params/mlperf_v4.1.yaml";
-  bool loo = false;
+  bool loo = false;   // also leave each system out (sets the model error)
+  bool loko = false;  // also leave each accelerator kind out
 };
 
 /// `scalepoint calibrate mlperf`: fit the model's free parameters to published times.

@@ -72,8 +72,11 @@ int main(int argc, char** argv) {
   CLI::App* validate_cmd = app.add_subcommand("validate", "predict every published MLPerf time and compare");
   validate_cmd->add_option("--data", validate.data, "MLPerf results CSV")->required();
   validate_cmd->add_option("--out,-o", validate.out_dir, "output folder (default results/validation)");
-  validate_cmd->add_flag("--loo", validate.loo,
+  CLI::Option* validate_loo = validate_cmd->add_flag("--loo", validate.loo,
                          "refit without each system in turn and predict it (files mlperf_loo_*)");
+  validate_cmd->add_flag("--loko", validate.loko,
+                         "refit without each accelerator kind in turn and predict it (files mlperf_loko_*)")
+      ->excludes(validate_loo);
   validate_cmd->add_option("--samples", validate.samples, "Monte Carlo replicates for p10/p90")->capture_default_str();
   validate_cmd->add_option("--seed", validate.seed, "random seed")->capture_default_str();
 
@@ -89,10 +92,11 @@ int main(int argc, char** argv) {
   sp::cli::CalibrateOptions calibrate;
   CLI::App* calibrate_cmd = app.add_subcommand("calibrate", "fit the model to measurements");
   calibrate_cmd->require_subcommand(1);
-  CLI::App* calibrate_mlperf = calibrate_cmd->add_subcommand("mlperf", "fit efficiency curves to published MLPerf times");
+  CLI::App* calibrate_mlperf = calibrate_cmd->add_subcommand("mlperf", "fit software efficiencies and evaluation costs to published MLPerf times");
   calibrate_mlperf->add_option("--data", calibrate.data, "MLPerf results CSV")->required();
   calibrate_mlperf->add_option("--out,-o", calibrate.out, "parameter file")->capture_default_str();
-  calibrate_mlperf->add_flag("--loo", calibrate.loo, "also leave each system out in turn (slow), and set the model error");
+  calibrate_mlperf->add_flag("--loo", calibrate.loo, "also leave each system out in turn (minutes), and set the model error");
+  calibrate_mlperf->add_flag("--loko", calibrate.loko, "also leave each accelerator kind out in turn");
   sp::cli::CalibrateNetworkOptions network;
   CLI::App* calibrate_network =
       calibrate_cmd->add_subcommand("network", "piecewise alpha-beta segments per tier from measured collectives");

@@ -71,24 +71,32 @@ int validate_command(const ValidateOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   const calibration::PlatformCatalog platforms(catalog);
   const auto rows = calibration::read_mlperf_results(config::CsvTable::read(o.data));
-  const calibration::ValidationReport rep =
-      o.loo ? calibration::calibrate_mlperf(rows, catalog, platforms, {true, o.samples, o.seed}).leave_one_out
-            : calibration::validate_rows(rows, inputs(catalog, platforms, o.samples, o.seed));
-  const std::string stem = o.loo ? "mlperf_loo" : "mlperf";
+  calibration::ValidationReport rep;
+  if (o.loo || o.loko) {
+    calibration::CalibrateOptions options{o.loo, o.loko, o.samples, o.seed, {}};
+    options.progress = [](const std::string& s) { std::fprintf(stderr, "\r\033[K%s", s.c_str()); };
+    const calibration::FitResult fit = calibration::calibrate_mlperf(rows, catalog, platforms, options);
+    std::fprintf(stderr, "\r\033[K");
+    rep = o.loo ? fit.leave_system_out : fit.leave_kind_out;
+  } else {
+    rep = calibration::validate_rows(rows, inputs(catalog, platforms, o.samples, o.seed));
+  }
+  const std::string stem = o.loo ? "mlperf_loo" : o.loko ? "mlperf_loko" : "mlperf";
 
   const std::filesystem::path dir = o.out_dir.empty() ? std::string("results/validation") : o.out_dir;
   output::StagedFiles files(dir);
   files.write(stem + "_rows.csv", output::to_csv(calibration::validation_table(rep)));
   files.write(stem + "_summary.csv", output::to_csv(calibration::summary_table(rep)));
   const bool plotted = plot_validation(files.stage(stem + ".png"), rep,
-                                      o.loo ? "scalepoint against MLPerf Training, each system left out of the fit"
-                                            : "scalepoint against MLPerf Training (calibrated on all rows)");
+                                      o.loo    ? "scalepoint against MLPerf Training, each system left out of the fit"
+                                      : o.loko ? "scalepoint against MLPerf Training, each accelerator kind left out"
+                                               : "scalepoint against MLPerf Training (calibrated on all rows)");
   if (!plotted) files.drop(stem + ".png");
   files.commit();
 
-  std::printf("%-18s %5s %10s %8s %8s %10s\n", "group", "rows", "median %", "p90 %", "max %", "in p10-p90");
+  std::printf("%-26s %5s %10s %8s %8s %10s\n", "group", "rows", "median %", "p90 %", "max %", "in p10-p90");
   for (const auto& s : rep.summaries) {
-    std::printf("%-18s %5d %10.1f %8.1f %8.1f %10.2f\n", s.group.c_str(), s.rows, s.median_ape, s.p90_ape, s.max_ape,
+    std::printf("%-26s %5d %10.1f %8.1f %8.1f %10.2f\n", s.group.c_str(), s.rows, s.median_ape, s.p90_ape, s.max_ape,
                 s.coverage);
   }
   std::vector<const calibration::ValidationRow*> worst;

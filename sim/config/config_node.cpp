@@ -225,9 +225,24 @@ std::string ConfigNode::dump() const {
   return out.c_str();
 }
 
+namespace {
+// The emitter follows a parsed node's own (block) style over the YAML::Flow manipulator, so the
+// copy to be emitted is set to flow style all the way down.
+void set_flow(YAML::Node n) {
+  if (n.IsMap() || n.IsSequence()) n.SetStyle(YAML::EmitterStyle::Flow);
+  if (n.IsMap()) {
+    for (auto it = n.begin(); it != n.end(); ++it) set_flow(it->second);
+  } else if (n.IsSequence()) {
+    for (auto it = n.begin(); it != n.end(); ++it) set_flow(*it);
+  }
+}
+}  // namespace
+
 std::string ConfigNode::dump_flow() const {
+  YAML::Node copy = YAML::Clone(impl_->node);
+  set_flow(copy);
   YAML::Emitter out;
-  out << YAML::Flow << impl_->node;
+  out << YAML::Flow << copy;
   return out.c_str();
 }
 

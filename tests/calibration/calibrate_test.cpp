@@ -60,7 +60,7 @@ TEST(LevenbergMarquardt, SolvesRosenbrockFromTheClassicStart) {
 }
 
 TEST(Calibrate, TheCommittedParametersComeFromTheCommittedData) {
-  // Refit (in-sample only; leave-one-out sets model_error and takes longer) and compare with
+  // Refit (in-sample only; leave-one-out sets model_error and takes minutes) and compare with
   // calibration/params/mlperf_v4.1.yaml, which prints 6 significant digits. A model change that
   // moves the fit without regenerating the file fails here.
   const PlatformCatalog platforms(catalog());
@@ -73,41 +73,60 @@ TEST(Calibrate, TheCommittedParametersComeFromTheCommittedData) {
   for (const auto& [name, c] : committed.workloads) {
     const models::WorkloadCurve& got = fit.calibration.workloads.at(name);
     EXPECT_NEAR(got.software_efficiency / c.software_efficiency, 1, 1e-5) << name;
+    EXPECT_NEAR(got.log_sd, c.log_sd, 1e-5) << name;
+    EXPECT_EQ(got.evaluation_overhead.has_value(), c.evaluation_overhead.has_value()) << name;
+    if (c.evaluation_overhead) {
+      EXPECT_NEAR(to_seconds(*got.evaluation_overhead) / to_seconds(*c.evaluation_overhead), 1, 1e-5) << name;
+      // A timed evaluation costs a barrier and set-up: under a minute.
+      EXPECT_LT(to_seconds(*c.evaluation_overhead), 60.0) << name;
+    }
+    if (c.host_work) {
+      EXPECT_NEAR(to_seconds(*got.host_work) / to_seconds(*c.host_work), 1, 1e-5) << name;
+      EXPECT_LT(to_seconds(*c.host_work), 300.0) << name;  // host-side metric work: minutes at most
+    }
     // Physical range: fused MLPerf code runs its kernels between half as fast and three times as
     // fast as plain PyTorch runs the ops the workload file describes.
     EXPECT_GT(c.software_efficiency, 0.5) << name;
     EXPECT_LT(c.software_efficiency, 3.0) << name;
     EXPECT_GT(c.model_error, 0.0) << name;
-    EXPECT_LT(c.model_error, 0.3) << name;
+    EXPECT_LT(c.model_error, 0.4) << name;
   }
-  ASSERT_EQ(fit.calibration.accelerator_scale.size(), committed.accelerator_scale.size());
-  for (const auto& [name, s] : committed.accelerator_scale) {
-    EXPECT_NEAR(fit.calibration.accelerator_scale.at(name) / s, 1, 1e-5) << name;
-    EXPECT_GT(s, 0.1) << name;  // software reaching a tenth to twice what it reaches on the H100
-    EXPECT_LT(s, 2.0) << name;
-  }
-  // In-sample accuracy as README "Calibration" states it (the kernel-level compute model: 12
-  // parameters, no fitted batch curve; median 6.1 %, p90 17.3 %).
-  const ErrorSummary& all = fit.in_sample.summaries.back();
-  EXPECT_EQ(all.group, "all");
+  const auto same_levels = [](const auto& got, const auto& want, const char* what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (const auto& [name, l] : want) {
+      EXPECT_NEAR(got.at(name).log_scale, l.log_scale, 1e-5) << what << " " << name;
+      EXPECT_NEAR(got.at(name).sd, l.sd, 1e-5) << what << " " << name;
+      // Software reaching a tenth to twice what NVIDIA's reaches on Hopper.
+      EXPECT_GT(l.log_scale, std::log(0.1)) << name;
+      EXPECT_LT(l.log_scale, std::log(2.0)) << name;
+    }
+  };
+  same_levels(fit.calibration.stacks, committed.stacks, "stack");
+  same_levels(fit.calibration.families, committed.families, "family");
+  same_levels(fit.calibration.kinds, committed.kinds, "kind");
+  // In-sample accuracy as README "Calibration" states it.
+  const ErrorSummary& all = fit.in_sample.summary("all");
   EXPECT_LT(all.median_ape, 7.0);
   EXPECT_LT(all.p90_ape, 19.0);
 }
 
 TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
   // Replace every published time by the model's own prediction under known parameters, then
-  // fit from the files' values: the fit must find the known parameters again (up to the weak
-  // prior's pull and the layouts, which are chosen once with the files' values).
+  // fit from the files' values: the fit must find the known workload efficiencies and each
+  // kind's total software efficiency again (the split of a total between stack, family and kind
+  // is the priors' where one kind is all a stack has), up to the weak priors' pull.
   models::Calibration truth;
-  truth.workloads["bert"] = {1.3, 0};
-  truth.workloads["llama2_70b_lora"] = {1.1, 0};
-  truth.workloads["retinanet"] = {1.8, 0};
-  truth.workloads["stable_diffusion"] = {1.6, 0};
-  for (const char* a : {"A100-PCIe-80GB", "B200-SXM-180GB", "H100-NVL-94GB", "H200-SXM5-141GB", "RTX-4090", "RTX-A5000",
-                        "Radeon-RX-7900-XTX", "TPU-v5p"}) {
-    truth.accelerator_scale[a] = 0.7;
-  }
-  truth.accelerator_scale["H200-SXM5-141GB"] = 1.2;
+  truth.workloads["bert"].software_efficiency = 1.3;
+  truth.workloads["llama2_70b_lora"].software_efficiency = 1.1;
+  truth.workloads["retinanet"].software_efficiency = 1.8;
+  truth.workloads["retinanet"].evaluation_overhead = seconds(2.0);
+  truth.workloads["stable_diffusion"].software_efficiency = 1.6;
+  truth.stacks["tinygrad"] = {std::log(0.3), 0};
+  truth.stacks["jax"] = {std::log(0.8), 0};
+  truth.families["ampere/nvidia"] = {std::log(0.5), 0};
+  truth.families["blackwell/nvidia"] = {std::log(0.75), 0};
+  truth.kinds["H200-SXM5-141GB"] = {std::log(1.1), 0};
+  truth.kinds["H100-NVL-94GB"] = {std::log(0.8), 0};
   const PlatformCatalog platforms(catalog());
   const SystemModelInputs generate{catalog(), platforms, truth, 0, 1};
   std::vector<MlperfResult> rows = v41();
@@ -120,10 +139,78 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
   for (const auto& [name, c] : truth.workloads) {
     EXPECT_NEAR(fit.calibration.workloads.at(name).software_efficiency / c.software_efficiency, 1, 0.02) << name;
   }
-  for (const auto& [name, s] : truth.accelerator_scale) {
-    EXPECT_NEAR(fit.calibration.accelerator_scale.at(name) / s, 1, 0.02) << name;
+  EXPECT_NEAR(to_seconds(*fit.calibration.workloads.at("retinanet").evaluation_overhead), 2.0, 0.2);
+  for (const MlperfResult& r : v41()) {
+    const models::Accelerator a = *catalog().find_accelerator(r.accelerator);
+    const std::string stack = models::software_stack_of(r.framework, a);
+    EXPECT_NEAR(fit.calibration.software(a, stack).scale / truth.software(a, stack).scale, 1, 0.02) << a.name;
   }
-  EXPECT_LT(fit.in_sample.summaries.back().max_ape, 2.0);
+  EXPECT_LT(fit.in_sample.summary("all").max_ape, 2.0);
+}
+
+TEST(Calibrate, SoftwareEfficiencyComesFromTheDeepestLevelSeen) {
+  // Levels as a fit leaves them (sd: of the sum from the stack down to the level) and the
+  // default spreads kind 0.15, family 0.25, stack 0.7:
+  const models::Calibration c = models::parse_calibration(config::load_string(
+      "software:\n"
+      "  stacks: {jax: {log_scale: -0.2, sd: 0.1}}\n"
+      "  families: {\"tpu_v5/jax\": {log_scale: -0.05, sd: 0.12}}\n"
+      "  kinds: {TPU-v5p: {log_scale: 0.01, sd: 0.13}}\n",
+      "params.yaml"));
+  const auto kind = [](const char* name) { return *catalog().find_accelerator(name); };
+  // Fitted: the three levels' sum, exp(-0.24), and the kind's own sd.
+  models::SoftwareEfficiency e = c.software(kind("TPU-v5p"), "jax");
+  EXPECT_DOUBLE_EQ(e.scale, std::exp(-0.24));
+  EXPECT_DOUBLE_EQ(e.log_sd, 0.13);
+  EXPECT_EQ(e.source, "fitted: TPU-v5p");
+  // TPU v6e: a new family on a seen stack: exp(-0.2), sd sqrt(0.1^2 + 0.25^2 + 0.15^2) = 0.30822.
+  e = c.software(kind("TPU-v6e"), "jax");
+  EXPECT_DOUBLE_EQ(e.scale, std::exp(-0.2));
+  EXPECT_NEAR(e.log_sd, 0.30822, 1e-5);
+  EXPECT_EQ(e.source, "stack: jax");
+  // GB200 on the reference stack, its family never fitted: 1, sd sqrt(0.25^2 + 0.15^2) = 0.29155.
+  e = c.software(kind("GB200"), "");
+  EXPECT_DOUBLE_EQ(e.scale, 1.0);
+  EXPECT_NEAR(e.log_sd, 0.29155, 1e-5);
+  EXPECT_EQ(e.source, "stack: nvidia");
+  // MI300X on ROCm, a stack never seen: sd sqrt(0.7^2 + 0.25^2 + 0.15^2) = 0.75829.
+  e = c.software(kind("MI300X"), "");
+  EXPECT_DOUBLE_EQ(e.scale, 1.0);
+  EXPECT_NEAR(e.log_sd, 0.75829, 1e-5);
+  EXPECT_EQ(e.source, "prior: unseen stack rocm");
+  // The reference kind: nothing to add.
+  e = c.software(kind("H100-SXM5-80GB"), "nvidia");
+  EXPECT_DOUBLE_EQ(e.scale, 1.0);
+  EXPECT_DOUBLE_EQ(e.log_sd, 0.0);
+}
+
+// An accelerator kind predicted with every row of it left out of the fit, as a user would
+// predict a system they do not have. The tolerances are fixed beforehand from what the structure
+// can know: a kind of a family the fit saw (H200 from Hopper) strays from it by its kind spread,
+// 15 %; a kind of a family never seen (B200: no other Blackwell rows in v4.1) by the family
+// spread on top, 35 %, the leave-one-kind-out target of issue 12.
+void expect_left_out_kind(const std::string& kind, const std::string& source, double tolerance) {
+  const PlatformCatalog platforms(catalog());
+  const ValidationReport rep = predict_left_out(v41(), catalog(), platforms, HoldOut::kind, kind, 100);
+  ASSERT_FALSE(rep.rows.empty());
+  for (const ValidationRow& r : rep.rows) {
+    EXPECT_EQ(r.prediction.kind, kind);
+    EXPECT_EQ(r.prediction.software_source, source);
+    EXPECT_LT(std::abs(r.error), tolerance) << r.row.benchmark << " " << r.row.accelerators << " x " << kind << ": "
+                                            << to_seconds(r.prediction.estimate.time_to_train) / 60 << " vs "
+                                            << *r.row.time_to_train_min << " min";
+    // The interval of an unseen kind is wider than the model error alone: it carries the spread
+    // of the levels the fit never saw.
+    EXPECT_GT(r.prediction.estimate.p90, r.prediction.estimate.p10);
+  }
+}
+
+TEST(LeftOut, B200FromNoBlackwellRowsAtAll) {
+  expect_left_out_kind("B200-SXM-180GB", "stack: nvidia", 0.35);
+}
+
+TEST(LeftOut, H200FromTheHopperFamily) {
+  expect_left_out_kind("H200-SXM5-141GB", "family: hopper/nvidia", 0.15);
 }
 
 TEST(Calibrate, ModelErrorIsTheLargerOfTheWorkloadsAndItsScaleRanges) {
@@ -170,7 +257,7 @@ TEST(SystemModel, RowsItCannotModelSayWhy) {
   row.accelerators_per_node = 8;
   SystemPrediction p = predict_system(row, in);
   EXPECT_EQ(p.status, "error");
-  EXPECT_EQ(p.message, "unknown accelerator 'NVIDIA Imaginary X1'");
+  EXPECT_EQ(p.message.rfind("unknown accelerator 'NVIDIA Imaginary X1' (closest kinds: ", 0), 0u) << p.message;
   row.accelerator = "NVIDIA H100-SXM5-80GB";
   row.benchmark = "gpt3";
   p = predict_system(row, in);

@@ -1,4 +1,4 @@
-// Importing network timings: the sample lines of shared/reference/calibration_formats.md
+// Importing network timings: sample lines in the formats nccl-tests, OSU and MLPerf logs print
 // (nccl-tests text and JSON, OSU, scalepoint-bench CSV), launcher prefixes, and the errors.
 #include "calibration/network/measurements.hpp"
 

@@ -156,4 +156,10 @@ TEST(EditDistance, SuggestsOnlyCloseNames) {
   EXPECT_EQ(closest_match("zzzz", {"bert", "retinanet"}), std::nullopt);
 }
 
+TEST(ConfigNode, DumpFlowIsFlowAllTheWayDownWhateverTheParsedStyle) {
+  // A block-style file re-emitted on one line (generic platforms inline NCCL's protocol file).
+  const ConfigNode n = load_string("a:\n  b: 1\n  c:\n    - 1\n    - 2\nd: x\n", "t.yaml");
+  EXPECT_EQ(n.dump_flow(), "{a: {b: 1, c: [1, 2]}, d: x}");
+}
+
 }  // namespace sp::config

@@ -7,7 +7,7 @@ namespace sp::models {
 
 using testing::shipped_workload;
 
-// Expected values: column rcp_mean_to_converge of ../shared/data/mlperf/results_v4.1.csv, which
+// Expected values: column rcp_mean_to_converge of calibration/data/mlperf/results_v4.1.csv, which
 // re-implements mlperf_logging's rcp_checker (README "Independent RCP cross-check").
 TEST(Convergence, MatchesTheRcpCheckerOnV41Submissions) {
   const Workload bert = shipped_workload("bert");

@@ -161,6 +161,48 @@ TEST(Cli, ListsTheCatalog) {
   EXPECT_NE(p.output.find("dgx_b200"), std::string::npos) << p.output;
 }
 
+TEST(Cli, PredictNamesEveryPublishedAcceleratorAndSaysWhereItsSoftwareEfficiencyCameFrom) {
+  // Accelerator strings as MLPerf Training rounds after v4.1 publish them, and v4.1's own: each
+  // resolves to a hardware file, and a kind without calibration rows takes its family's or its
+  // stack's software efficiency, or the documented prior of an unseen stack.
+  const std::vector<std::pair<std::string, std::string>> names = {
+      {"NVIDIA Blackwell GPU (GB200),4", "family: blackwell/nvidia"},
+      {"AMD Instinct MI300X 192GB HBM3,8", "prior: unseen stack rocm"},
+      {"AMD Instinct MI325X 256GB HBM3e,8", "prior: unseen stack rocm"},
+      {"AMD Instinct MI325X 256GB HBM3E DLC,8", "prior: unseen stack rocm"},
+      {"Intel(R) Gaudi(R) 2 AI Accelerator,8", "prior: unseen stack synapse"},
+      {"NVIDIA H100-SXM-80GB,8", "fitted: H100-SXM5-80GB"},
+      {"NVIDIA H100-PCIe-80GB,8", "family: hopper/nvidia"},
+      {"NVIDIA H200-NVL-141GB,8", "family: hopper/nvidia"},
+      {"NVIDIA A100-SXM4-80GB,8", "family: ampere/nvidia"},
+      {"NVIDIA L40S,8", "stack: nvidia"},
+      {"TPU-trillium,4", "stack: jax"},
+      {"NVIDIA Blackwell GPU (B200-SXM-180GB),8", "fitted: B200-SXM-180GB"},
+      {"H100 NVL Tensor Core GPU (PCIe),8", "fitted: H100-NVL-94GB"},
+      {"TPU-v5p,4", "fitted: TPU-v5p"}};
+  const fs::path dir = fresh_dir("predict_names");
+  fs::create_directories(dir);
+  {
+    std::ofstream f(dir / "systems.csv");
+    f << "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size\n";
+    for (const auto& [row, source] : names) {
+      const std::string per_node = row.substr(row.rfind(',') + 1);
+      f << "bert,\"" << row.substr(0, row.rfind(',')) << "\"," << per_node << ",1," << per_node << ",\n";
+    }
+  }
+  const fs::path out = dir / "predicted.csv";
+  const RunResult r = run("predict --systems " + (dir / "systems.csv").string() + " --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("predicted 14 of 14 rows"), std::string::npos) << r.output;
+  std::istringstream csv(slurp(out));
+  std::string line;
+  std::getline(csv, line);
+  for (const auto& [row, source] : names) {
+    ASSERT_TRUE(std::getline(csv, line));
+    EXPECT_NE(line.find("," + source + ",ok,"), std::string::npos) << line;
+  }
+}
+
 TEST(Cli, PredictKeepsEveryRowAndSaysWhyOneCannotBeModelled) {
   const fs::path dir = fresh_dir("predict");
   fs::create_directories(dir);
@@ -181,7 +223,7 @@ TEST(Cli, PredictKeepsEveryRowAndSaysWhyOneCannotBeModelled) {
   ASSERT_EQ(lines.size(), 4u);
   // The v4.1-typical BERT batch at 8 GPUs is 768 (models/workloads/bert.yaml).
   EXPECT_NE(lines[1].find(",768,TP1 CP1 PP1 DP8 mb96 x1"), std::string::npos) << lines[1];
-  EXPECT_NE(lines[2].find(",error,unknown accelerator 'NVIDIA Imaginary X1'"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[2].find(",error,\"unknown accelerator 'NVIDIA Imaginary X1' (closest kinds: "), std::string::npos) << lines[2];
   EXPECT_NE(lines[3].find(",ok,"), std::string::npos) << lines[3];
   // Same input, same bytes.
   const std::string first = slurp(out);

@@ -16,7 +16,7 @@ const std::string kPublished = std::string(SP_SOURCE_DIR) + "/calibration/data/n
 }  // namespace
 
 // The acceptance bound of the network issue: within 10 % of every published time from 64 MiB up,
-// within 25 % below (calibration/data/nccl_published.csv, from hardware.md section 3).
+// within 25 % below (calibration/data/nccl_published.csv, published nccl-tests runs).
 TEST(CollectiveValidation, EveryPublishedMeasurementIsWithinItsBound) {
   const output::Table t = validate_collectives(kPublished, catalog());
   ASSERT_GE(t.rows(), 15u);

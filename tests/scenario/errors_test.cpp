@@ -52,7 +52,7 @@ TEST(BadScenario, EachGivesOneClearLocatedMessage) {
        ":11:19: accelerators[1]: 12 accelerators is not a whole number of 8-accelerator nodes (use a "
        "multiple of accelerators_per_node, or a divisor of it for part of one node)"},
       {"unknown_accelerator.yaml", {},
-       ":5:16: platform.accelerator: unknown accelerator 'H100-SXM' (did you mean 'H100-SXM5-80GB'? known: "},
+       ":5:16: platform.accelerator: unknown accelerator 'H100-SXM5-80G' (did you mean 'H100-SXM5-80GB'? known: "},
       {"unknown_workload.yaml", {}, ":2:11: workload: unknown workload 'bret' (did you mean 'bert'? known: "},
       {"missing_batch_entry.yaml", {},
        ":14:5: batch.global_by_accelerators: has no global batch for 16 accelerators (add an entry '16: "

@@ -55,7 +55,7 @@ TEST(Scenario, SpeedupAndEfficiencyAreAgainstTheSmallestCount) {
 }
 
 // The acceptance bound of the foundation issue: at 8 H100 GPUs, within a factor of 1.5 of the
-// published v4.1 times (../shared/data/mlperf/results_v4.1.csv, NVIDIA Eos rows).
+// published v4.1 times (calibration/data/mlperf/results_v4.1.csv, NVIDIA Eos rows).
 TEST(Scenario, EightH100GpusAreWithinOneAndAHalfOfMlperf) {
   const std::pair<const char*, double> published[] = {
       {"bert", 5.4688}, {"llama2_70b_lora", 27.9284}, {"retinanet", 35.7}, {"stable_diffusion", 33.9671}};

@@ -1,0 +1,231 @@
+#include "calibration/mlperf/fit_problem.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace sp::calibration {
+
+namespace {
+
+// The scatter of log time between systems the model cannot tell apart (the 8-GPU H100 BERT rows
+// of six submitters span 5.4-5.9 min): residuals are in units of it, so that the priors weigh
+// against the data as Gaussian priors against Gaussian errors of this size.
+constexpr double kObservationSd = 0.05;
+// Workload parameters' priors: the files' values, a factor e^2 ~ 7 either way.
+constexpr double kWorkloadPriorSd = 2.0;
+
+double logit(double p) { return std::log(p / (1 - p)); }
+double logistic(double u) { return 1 / (1 + std::exp(-u)); }
+
+// A workload's software efficiency lives in its plausible range [lo, hi]: a logistic on the log
+// scale, so the fit can approach but never leave it.
+double efficiency_of(double u, const models::Workload& w) {
+  return w.software_efficiency_min * std::pow(w.software_efficiency_max / w.software_efficiency_min, logistic(u));
+}
+double efficiency_parameter(const models::Workload& w) {
+  return logit(std::log(w.software_efficiency / w.software_efficiency_min) /
+               std::log(w.software_efficiency_max / w.software_efficiency_min));
+}
+
+models::ParallelSpec spec_of(const models::ParallelLayout& l) {
+  models::ParallelSpec s;
+  s.tensor = l.tp;
+  s.context = l.cp;
+  s.pipeline = l.pp;
+  s.micro_batch = l.micro_batch;
+  s.distributed_optimizer = l.sharding;
+  s.overlap_tensor_parallel = l.overlap_tensor_parallel;
+  return s;
+}
+
+}  // namespace
+
+Eigen::Index FitProblem::add(Parameter p) {
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    const Parameter& q = parameters_[i];
+    if (q.kind == p.kind && q.name == p.name) return static_cast<Eigen::Index>(i);
+  }
+  parameters_.push_back(std::move(p));
+  return static_cast<Eigen::Index>(parameters_.size() - 1);
+}
+
+FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Catalog& catalog,
+                       const PlatformCatalog& platforms, std::vector<std::string>& skipped) {
+  const SystemModelInputs raw{catalog, platforms, models::Calibration{}, 0, 1};
+  using K = Parameter::Kind;
+  for (const MlperfResult& r : rows) {
+    if (!r.time_to_train_min) continue;
+    const SystemPrediction sp = predict_system(r, raw);
+    if (sp.status != "ok") {
+      skipped.push_back(fmt::format("line {}: {}", r.line, sp.message));
+      continue;
+    }
+    PreparedRow p;
+    p.row = r;
+    p.workload = *catalog.find_workload(r.benchmark);
+    const models::Accelerator a = *catalog.find_accelerator(r.accelerator);
+    p.platform = platforms.for_system(a, r.accelerators_per_node);
+    p.gbs = sp.global_batch;
+    p.spec = spec_of(sp.estimate.layout);
+    p.system = r.submitter + " / " + r.system_name;
+    p.kind = a.name;
+    p.stack = models::software_stack_of(r.framework, a);
+
+    auto wi = std::find_if(files_.begin(), files_.end(), [&](const auto& f) { return f.name == p.workload.name; });
+    if (wi == files_.end()) wi = files_.insert(files_.end(), p.workload);
+    const int w = static_cast<int>(wi - files_.begin());
+    p.deps.push_back(add({K::efficiency, p.workload.name, w, efficiency_parameter(p.workload), kWorkloadPriorSd}));
+    const models::EvaluationRule& e = p.workload.evaluation;
+    if (e.overhead > Duration{}) {
+      p.deps.push_back(add({K::overhead, p.workload.name, w, std::log(to_seconds(e.overhead)), kWorkloadPriorSd}));
+    }
+    if (e.host_work > Duration{}) {
+      p.deps.push_back(add({K::host_work, p.workload.name, w, std::log(to_seconds(e.host_work)), kWorkloadPriorSd}));
+    }
+    const std::string family = a.family + "/" + p.stack;
+    const auto level = [&](K kind, const std::string& key, const std::string& reference, double spread) {
+      if (key == reference) return;
+      const Eigen::Index i = add({kind, key, -1, 0.0, spread});
+      p.deps.push_back(i);
+      p.levels.push_back(i);
+    };
+    level(K::stack, p.stack, defaults_.reference_stack, defaults_.stack_spread);
+    level(K::family, family, defaults_.reference_family, defaults_.family_spread);
+    level(K::kind, p.kind, defaults_.reference_kind, defaults_.kind_spread);
+    rows_.push_back(std::move(p));
+  }
+}
+
+Eigen::VectorXd FitProblem::prior() const {
+  Eigen::VectorXd x(static_cast<Eigen::Index>(parameters_.size()));
+  for (std::size_t i = 0; i < parameters_.size(); ++i) x[static_cast<Eigen::Index>(i)] = parameters_[i].prior;
+  return x;
+}
+
+models::Workload FitProblem::with(const PreparedRow& r, const Eigen::VectorXd& x, models::Platform& p) const {
+  models::Workload w = r.workload;
+  double log_scale = 0;
+  for (Eigen::Index i : r.deps) {
+    const Parameter& q = parameters_[static_cast<std::size_t>(i)];
+    switch (q.kind) {
+      case Parameter::Kind::efficiency: w.software_efficiency = efficiency_of(x[i], r.workload); break;
+      case Parameter::Kind::overhead: w.evaluation.overhead = seconds(std::exp(x[i])); break;
+      case Parameter::Kind::host_work: w.evaluation.host_work = seconds(std::exp(x[i])); break;
+      default: log_scale += x[i];
+    }
+  }
+  p.accelerator.efficiency_scale = std::exp(log_scale);
+  return w;
+}
+
+double FitProblem::log_error(const PreparedRow& r, const Eigen::VectorXd& x) const {
+  models::Platform p = r.platform;
+  const models::Workload w = with(r, x, p);
+  const models::TrainingEstimate e = models::estimate_training(w, p, r.row.accelerators, r.gbs, r.spec);
+  if (!e.ok()) return 1.0;  // cannot happen for prepared rows: memory does not depend on x
+  return std::log(to_seconds(e.time_to_train) / 60.0 / *r.row.time_to_train_min);
+}
+
+FitProblem::Fit FitProblem::fit(const std::vector<std::size_t>& use, Eigen::VectorXd start, int iterations) const {
+  const auto n = static_cast<Eigen::Index>(use.size());
+  const auto np = static_cast<Eigen::Index>(parameters_.size());
+  Fit out;
+  out.seen.assign(parameters_.size(), false);
+  for (std::size_t i : use) {
+    for (Eigen::Index k : rows_[i].deps) out.seen[static_cast<std::size_t>(k)] = true;
+  }
+  const Eigen::VectorXd x0 = prior();
+  for (Eigen::Index k = 0; k < np; ++k) {
+    if (!out.seen[static_cast<std::size_t>(k)]) start[k] = x0[k];
+  }
+  const auto residuals = [&](const Eigen::VectorXd& x) {
+    Eigen::VectorXd r(n + np);
+    for (Eigen::Index i = 0; i < n; ++i) r[i] = log_error(rows_[use[static_cast<std::size_t>(i)]], x) / kObservationSd;
+    for (Eigen::Index k = 0; k < np; ++k) r[n + k] = (x[k] - x0[k]) / parameters_[static_cast<std::size_t>(k)].sd;
+    return r;
+  };
+  // Each row depends on its own few parameters: finite differences over those only.
+  const auto jacobian = [&](const Eigen::VectorXd& x, const Eigen::VectorXd& r) {
+    Eigen::MatrixXd j = Eigen::MatrixXd::Zero(n + np, np);
+    constexpr double h = 1e-5;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const PreparedRow& row = rows_[use[static_cast<std::size_t>(i)]];
+      for (Eigen::Index k : row.deps) {
+        Eigen::VectorXd xh = x;
+        xh[k] += h;
+        j(i, k) = (log_error(row, xh) / kObservationSd - r[i]) / h;
+      }
+    }
+    for (Eigen::Index k = 0; k < np; ++k) j(n + k, k) = 1 / parameters_[static_cast<std::size_t>(k)].sd;
+    return j;
+  };
+  // A relative gain of 1e-8 moves the parameters by far less than their uncertainties.
+  const LeastSquaresResult lm = levenberg_marquardt({residuals, jacobian}, start, iterations, 1e-8);
+  out.x = lm.x;
+  out.iterations = lm.iterations;
+  out.converged = lm.converged;
+
+  // Covariance (J^T J)^-1 at the minimum, scaled by the reduced chi-square of the data when the
+  // rows scatter more than kObservationSd (the model's own error then shows in the parameters).
+  const Eigen::MatrixXd j = jacobian(lm.x, lm.residuals);
+  const Eigen::MatrixXd info = j.transpose() * j;
+  Eigen::Index free = 0;
+  for (bool s : out.seen) free += s ? 1 : 0;
+  const double chi2 = lm.residuals.head(n).squaredNorm() / static_cast<double>(std::max<Eigen::Index>(1, n - free));
+  out.covariance = info.ldlt().solve(Eigen::MatrixXd::Identity(np, np)) * std::max(1.0, chi2);
+  return out;
+}
+
+models::Calibration FitProblem::calibration(const Fit& f) const {
+  models::Calibration c = defaults_;
+  const auto sd_of_sum = [&](const std::vector<Eigen::Index>& idx) {
+    double v = 0;
+    for (Eigen::Index a : idx) {
+      for (Eigen::Index b : idx) v += f.covariance(a, b);
+    }
+    return std::sqrt(std::max(0.0, v));
+  };
+  for (std::size_t k = 0; k < parameters_.size(); ++k) {
+    const Parameter& q = parameters_[k];
+    const auto i = static_cast<Eigen::Index>(k);
+    if (q.kind != Parameter::Kind::efficiency || !f.seen[k]) continue;
+    const models::Workload& file = files_[static_cast<std::size_t>(q.workload)];
+    models::WorkloadCurve& curve = c.workloads[q.name];
+    curve.software_efficiency = efficiency_of(f.x[i], file);
+    // d log(efficiency) / du = log(max / min) L (1 - L) for the logistic L.
+    const double l = logistic(f.x[i]);
+    curve.log_sd = std::log(file.software_efficiency_max / file.software_efficiency_min) * l * (1 - l) *
+                   std::sqrt(std::max(0.0, f.covariance(i, i)));
+  }
+  for (std::size_t k = 0; k < parameters_.size(); ++k) {
+    const Parameter& q = parameters_[k];
+    const auto i = static_cast<Eigen::Index>(k);
+    if (!f.seen[k]) continue;
+    if (q.kind == Parameter::Kind::overhead) c.workloads[q.name].evaluation_overhead = seconds(std::exp(f.x[i]));
+    if (q.kind == Parameter::Kind::host_work) c.workloads[q.name].host_work = seconds(std::exp(f.x[i]));
+  }
+  // A level's uncertainty is that of the sum of the levels down to it (they are correlated: one
+  // row on a new stack cannot say which of stack, family or kind is slow).
+  for (const PreparedRow& r : rows_) {
+    std::vector<Eigen::Index> path;
+    for (Eigen::Index i : r.levels) {
+      const Parameter& q = parameters_[static_cast<std::size_t>(i)];
+      path.push_back(i);
+      if (!f.seen[static_cast<std::size_t>(i)]) continue;
+      auto& levels = q.kind == Parameter::Kind::stack ? c.stacks : q.kind == Parameter::Kind::family ? c.families : c.kinds;
+      levels[q.name] = models::SoftwareLevel{f.x[i], sd_of_sum(path)};
+    }
+  }
+  return c;
+}
+
+double robust_log_spread(std::vector<double> abs_log) {
+  if (abs_log.empty()) return 0.0;
+  const auto mid = abs_log.begin() + static_cast<std::ptrdiff_t>(abs_log.size() / 2);
+  std::nth_element(abs_log.begin(), mid, abs_log.end());
+  return *mid / 0.6745;
+}
+
+}  // namespace sp::calibration

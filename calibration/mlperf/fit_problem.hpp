@@ -1,0 +1,88 @@
+// The least-squares problem behind `scalepoint calibrate mlperf`: log(predicted / published) of
+// each MLPerf row, in units of the scatter between systems the model cannot tell apart, plus a
+// weak prior per parameter. Parameters, each physical and bounded by its transform:
+//  - per workload, software_efficiency within the file's plausible range (a logistic on the log
+//    scale): how fast its MLPerf implementation runs relative to its ops as described;
+//  - per workload, the per-evaluation overhead and host work where its file has them (log):
+//    quantities once read off single rows, now fitted so that a row left out leaves them out too;
+//  - per software stack, architecture family on a stack, and accelerator kind with rows (log):
+//    the software efficiency beyond what kernel costs explain, relative to NVIDIA on Hopper, with
+//    zero-centred priors whose widths are the levels' spreads (models/calibration.hpp).
+// Nothing else is fitted: peaks, bandwidths, collectives, convergence and evaluation rules come
+// from hardware, workload and platform data.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "calibration/fit/levenberg_marquardt.hpp"
+#include "calibration/predict/system_model.hpp"
+#include "models/calibration.hpp"
+
+namespace sp::calibration {
+
+struct Parameter {
+  enum class Kind { efficiency, overhead, host_work, stack, family, kind } kind;
+  std::string name;   // workload or level key
+  int workload = -1;  // for the workload's parameters
+  double prior = 0;   // centre, in the transformed space
+  double sd = 2;      // width, in the transformed space
+};
+
+// A row resolved once: its workload, platform, batch and layout do not depend on the parameters.
+struct PreparedRow {
+  MlperfResult row;
+  models::Workload workload;
+  models::Platform platform;
+  std::int64_t gbs = 0;
+  models::ParallelSpec spec;
+  std::string system, kind, stack;  // hold-out groups and the software it ran
+  std::vector<Eigen::Index> deps;   // the parameters it depends on; deps[0] is its efficiency
+  std::vector<Eigen::Index> levels; // those of deps that are software levels
+};
+
+class FitProblem {
+ public:
+  /// Resolves every row with a published time; `skipped` gets the others and why.
+  FitProblem(const std::vector<MlperfResult>& rows, const models::Catalog& catalog, const PlatformCatalog& platforms,
+             std::vector<std::string>& skipped);
+
+  const std::vector<PreparedRow>& rows() const { return rows_; }
+  const std::vector<Parameter>& parameters() const { return parameters_; }
+  Eigen::VectorXd prior() const;
+
+  /// log(predicted / published) of one row at x.
+  double log_error(const PreparedRow& r, const Eigen::VectorXd& x) const;
+
+  struct Fit {
+    Eigen::VectorXd x;
+    Eigen::MatrixXd covariance;   // of the parameters seen, in the transformed space
+    std::vector<bool> seen;       // parameters some fitted row depends on
+    int iterations = 0;
+    bool converged = false;
+  };
+  /// Fits on the rows `use`, from `start` (parameters no used row depends on are reset to their
+  /// priors and stay there).
+  Fit fit(const std::vector<std::size_t>& use, Eigen::VectorXd start, int iterations = 40) const;
+
+  /// The fit as a models::Calibration (levels the fit saw, with their uncertainties); model
+  /// errors are left at 0 for the caller.
+  models::Calibration calibration(const Fit& f) const;
+
+ private:
+  Eigen::Index add(Parameter p);
+  models::Workload with(const PreparedRow& r, const Eigen::VectorXd& x, models::Platform& platform) const;
+
+  std::vector<PreparedRow> rows_;
+  std::vector<Parameter> parameters_;
+  std::vector<models::Workload> files_;  // the workloads as their files give them
+  models::Calibration defaults_;         // spreads and references
+};
+
+/// The normal-consistent robust spread of log errors, median |log(1 + e)| / 0.6745: one row on an
+/// unseen software stack does not widen every interval; it stays visible in the coverage.
+double robust_log_spread(std::vector<double> abs_log);
+
+}  // namespace sp::calibration
