@@ -29,17 +29,6 @@ double efficiency_parameter(const models::Workload& w) {
                std::log(w.software_efficiency_max / w.software_efficiency_min));
 }
 
-models::ParallelSpec spec_of(const models::ParallelLayout& l) {
-  models::ParallelSpec s;
-  s.tensor = l.tp;
-  s.context = l.cp;
-  s.pipeline = l.pp;
-  s.micro_batch = l.micro_batch;
-  s.distributed_optimizer = l.sharding;
-  s.overlap_tensor_parallel = l.overlap_tensor_parallel;
-  return s;
-}
-
 }  // namespace
 
 Eigen::Index FitProblem::add(Parameter p) {

@@ -75,6 +75,33 @@ models::Platform PlatformCatalog::for_system(const models::Accelerator& a, int p
   return resize_node(*same_kind, per_node);
 }
 
+models::ParallelSpec spec_of(const models::ParallelLayout& l) {
+  models::ParallelSpec s;
+  s.tensor = l.tp;
+  s.context = l.cp;
+  s.pipeline = l.pp;
+  s.micro_batch = l.micro_batch;
+  s.distributed_optimizer = l.sharding;
+  s.overlap_tensor_parallel = l.overlap_tensor_parallel;
+  return s;
+}
+
+namespace {
+// d log(time to train) / d log(factor) at the chosen layout: how much of the time a fitted factor
+// moves (the workload's covers element-wise work only, the accelerator's all compute; neither
+// covers communication or convergence), so that its uncertainty widens the interval by that much.
+double sensitivity(const models::Workload& w, const models::Platform& p, int n, std::int64_t gbs,
+                   const models::ParallelSpec& spec, bool workload_factor) {
+  constexpr double kStep = 0.01;
+  models::Workload wd = w;
+  models::Platform pd = p;
+  (workload_factor ? wd.software_efficiency : pd.accelerator.efficiency_scale) *= std::exp(kStep);
+  const auto t0 = models::estimate_training(w, p, n, gbs, spec), t1 = models::estimate_training(wd, pd, n, gbs, spec);
+  if (!t0.ok() || !t1.ok()) return 1.0;
+  return -std::log(to_seconds(t1.time_to_train) / to_seconds(t0.time_to_train)) / kStep;
+}
+}  // namespace
+
 SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs& in) {
   SystemPrediction out;
   const auto fail = [&](std::string status, std::string message) {
@@ -102,7 +129,6 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   const models::SoftwareEfficiency software = in.calibration.apply(p->accelerator, models::software_stack_of(row.framework, *a));
   double curve_sd = 0;
   if (auto it = in.calibration.workloads.find(w->name); it != in.calibration.workloads.end()) curve_sd = it->second.log_sd;
-  w->parameter_spread = std::hypot(curve_sd, software.log_sd);
   out.kind = a->name;
   out.software_source = software.source;
 
@@ -127,6 +153,11 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   }
   if (!e->ok()) return fail(e->status, e->message);
   out.estimate = *e;
+  if (in.samples > 0 && (curve_sd > 0 || software.log_sd > 0)) {
+    const models::ParallelSpec chosen = spec_of(e->layout);
+    w->parameter_spread = std::hypot(curve_sd * sensitivity(*w, *p, n, gbs, chosen, true),
+                                     software.log_sd * sensitivity(*w, *p, n, gbs, chosen, false));
+  }
   models::add_prediction_interval(out.estimate, *w, *p, in.samples, in.seed, static_cast<std::uint64_t>(row.row));
   return out;
 }

@@ -58,4 +58,7 @@ struct SystemModelInputs {
 
 SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs& inputs);
 
+/// The spec that gives exactly `layout` back (to re-estimate a chosen layout with other inputs).
+models::ParallelSpec spec_of(const models::ParallelLayout& layout);
+
 }  // namespace sp::calibration

@@ -16,8 +16,6 @@ Duration kernel_time(const Kernel& k, const Accelerator& a) {
   return Duration::zero();
 }
 
-double software_factor(const Workload& w, const Accelerator& a) { return w.software_efficiency * a.efficiency_scale; }
-
 namespace {
 Shard shard_for(const LayerGroup& l, Shard s) {
   s.parameters = static_cast<double>(l.parameters);
@@ -31,18 +29,19 @@ LayerCompute layer_compute(const LayerGroup& l, const Workload& w, const Acceler
                            const std::string& precision) {
   s = shard_for(l, s);
   const std::string dtype = precision.empty() ? w.precision : precision;
-  const double factor = software_factor(w, a);
   LayerCompute out;
   for (Pass pass : {Pass::forward, Pass::backward}) {
     PassCompute& pc = pass == Pass::forward ? out.forward : out.backward;
+    Duration matmul, element_wise;
     for (const Op& op : l.ops) {
       for (const Kernel& k : expand(op, s, pass, dtype)) {
-        pc.time += kernel_time(k, a);
+        (k.kind == Kernel::Kind::stream ? element_wise : matmul) += kernel_time(k, a);
         pc.model_flops += k.model_flops;
         pc.kernels += k.count;
       }
     }
-    pc.time = scale(pc.time, 1.0 / factor);
+    pc.time = scale(matmul, 1.0 / a.efficiency_scale) +
+              scale(element_wise, 1.0 / (w.software_efficiency * a.efficiency_scale));
   }
   return out;
 }

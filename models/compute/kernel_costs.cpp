@@ -43,7 +43,8 @@ double trend_seconds(const Accelerator& a, const std::string& dt, const GemmShap
   const double tm = std::min<double>(c.tile_m, std::max(64.0, pow2_at_least(s.m)));
   const double tn = std::min<double>(c.tile_n, std::max(16.0, pow2_at_least(s.n)));
   const double per_unit_rate = peak * rate.efficiency_max / c.parallel_units;
-  const double bytes = s.batch * ((s.m * s.k + s.k * s.n) * element_bytes(dt) + s.m * s.n * 2.0);
+  const double bytes =
+      s.batch * ((s.m * s.k / s.a_reuse + s.k * s.n / s.b_reuse) * element_bytes(dt) + s.m * s.n * 2.0 / s.c_reuse);
   const double bandwidth = a.memory_bandwidth.value() * c.memory_efficiency;
   double best = std::numeric_limits<double>::infinity();
   for (int split : kSplits) {

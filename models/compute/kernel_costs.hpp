@@ -29,6 +29,10 @@ namespace sp::models {
 struct GemmShape {
   double m = 0, n = 0, k = 0;
   double batch = 1;  // independent products in one kernel (attention heads, conv groups)
+  // How many times smaller in memory than in the product each operand is: an implicit-GEMM
+  // convolution reads its input (and writes its input gradient) once, not as the im2col matrix
+  // of kernel-area copies the product multiplies (ops.hpp, Op::input_reuse).
+  double a_reuse = 1, b_reuse = 1, c_reuse = 1;
   Flops flops() const { return Flops(2 * m * n * k * batch); }
 };
 

@@ -13,17 +13,18 @@ std::string dtype_of(const Op& op, const std::string& workload_precision) {
   return workload_precision;
 }
 
-void add_gemm(std::vector<Kernel>& out, double m, double n, double k, double batch, const std::string& dtype) {
+void add_gemm(std::vector<Kernel>& out, GemmShape shape, const std::string& dtype) {
   Kernel g;
   g.kind = Kernel::Kind::gemm;
-  g.shape = GemmShape{m, n, k, batch};
+  g.shape = shape;
   g.dtype = dtype;
   g.model_flops = g.shape.flops();
   out.push_back(g);
 }
 
 // GEMMs and convolutions: forward C = A W; backward the input gradient dA = dC W^T and the weight
-// gradient dW = A^T dC, each the same FLOPs as the forward.
+// gradient dW = A^T dC, each the same FLOPs as the forward. A convolution's A (and dA) is the
+// im2col view of its input: in memory input_reuse times smaller.
 void expand_matmul(const Op& op, const Shard& s, Pass pass, const std::string& dtype, std::vector<Kernel>& out) {
   double n = op.n, k = op.k;
   if (op.tp_split == TpSplit::n) n /= s.tp;
@@ -32,12 +33,13 @@ void expand_matmul(const Op& op, const Shard& s, Pass pass, const std::string& d
   if (rows.empty()) rows.push_back(s.tokens_per_sample);
   for (double per_sample : rows) {
     const double m = per_sample * s.samples / s.cp;
+    const double r = op.input_reuse;
     if (pass == Pass::forward) {
-      add_gemm(out, m, n, k, op.groups, dtype);
+      add_gemm(out, GemmShape{m, n, k, op.groups, r, 1, 1}, dtype);
       continue;
     }
-    if (op.input_gradient) add_gemm(out, m, k, n, op.groups, dtype);
-    if (s.trains_weights && !op.frozen) add_gemm(out, n, k, m, op.groups, dtype);
+    if (op.input_gradient) add_gemm(out, GemmShape{m, k, n, op.groups, 1, 1, r}, dtype);
+    if (s.trains_weights && !op.frozen) add_gemm(out, GemmShape{n, k, m, op.groups, 1, r, 1}, dtype);
   }
 }
 
@@ -138,7 +140,8 @@ Op parse_op(const config::ConfigNode& n) {
       if (auto r = n.find("rows_per_sample")) op.rows_per_sample.push_back(r->as_positive_number());
       break;
     case OpKind::conv: {
-      n.expect_only({"conv", "in", "out", "kernel", "groups", "positions", "frozen", "input_gradient", "precision"});
+      n.expect_only({"conv", "in", "out", "kernel", "stride", "groups", "positions", "frozen", "input_gradient",
+                     "precision"});
       const double in = count("in"), out = count("out");
       double kernel_area = 1;
       const config::ConfigNode kn = n.at("kernel");
@@ -154,6 +157,8 @@ Op parse_op(const config::ConfigNode& n) {
       }
       op.n = out / op.groups;
       op.k = in / op.groups * kernel_area;
+      const double stride = n.has("stride") ? static_cast<double>(n.at("stride").as_positive_int()) : 1.0;
+      op.input_reuse = kernel_area / std::min(kernel_area, stride * stride);
       const config::ConfigNode pos = n.at("positions");
       for (const auto& p : pos.elements()) op.rows_per_sample.push_back(p.as_positive_number());
       if (op.rows_per_sample.empty()) pos.fail("needs the output positions (H x W) per sample, one per kernel");

@@ -26,6 +26,9 @@ struct Op {
   // gemm: m = rows of the micro-batch, one kernel per entry of rows_per_sample (empty: one row
   // per token); conv: the same with output positions, n = out / groups, k = in / groups x kh x kw.
   double n = 0, k = 0, groups = 1;
+  // conv: the im2col matrix repeats each input element kernel-area times, less what a stride
+  // skips: kernel area / min(kernel area, stride^2) (1 for GEMMs and 1x1 convolutions)
+  double input_reuse = 1;
   std::vector<double> rows_per_sample;
   TpSplit tp_split = TpSplit::none;
   bool frozen = false;            // no weight gradient (frozen base weights under LoRA)

@@ -80,9 +80,9 @@ struct Workload {
   Bytes gradient_bucket;
   Bytes optimizer_traffic_per_parameter;
   double tokens_per_sample = 1;      // sequence length (positions for images): what a GEMM's rows count
-  /// How fast the workload's MLPerf implementation runs relative to its ops as described (plain
-  /// PyTorch's kernels): the compute model's one fitted factor (compute_model.hpp), with the
-  /// file's value as the prior and a plausible range.
+  /// How much less element-wise work (bytes and launches) the workload's MLPerf implementation
+  /// does than its ops as described (plain PyTorch's kernels): the compute model's fitted factor
+  /// (compute_model.hpp), with the file's value as the prior and a plausible range.
   double software_efficiency = 1.0;
   double software_efficiency_min = 0.2, software_efficiency_max = 4.0;
   std::vector<LayerGroup> layers;    // forward order

@@ -84,10 +84,10 @@ TEST(Calibrate, TheCommittedParametersComeFromTheCommittedData) {
       EXPECT_NEAR(to_seconds(*got.host_work) / to_seconds(*c.host_work), 1, 1e-5) << name;
       EXPECT_LT(to_seconds(*c.host_work), 300.0) << name;  // host-side metric work: minutes at most
     }
-    // Physical range: fused MLPerf code runs its kernels between half as fast and three times as
-    // fast as plain PyTorch runs the ops the workload file describes.
+    // Physical range: fused MLPerf code does between twice and a tenth of the element-wise work
+    // plain PyTorch does for the ops the workload file describes.
     EXPECT_GT(c.software_efficiency, 0.5) << name;
-    EXPECT_LT(c.software_efficiency, 3.0) << name;
+    EXPECT_LT(c.software_efficiency, 10.0) << name;
     EXPECT_GT(c.model_error, 0.0) << name;
     EXPECT_LT(c.model_error, 0.4) << name;
   }

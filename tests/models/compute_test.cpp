@@ -67,6 +67,40 @@ TEST(KernelCosts, NarrowGemmIsBoundByItsBytes) {
   EXPECT_NEAR(us(gemm_time(toy(), "bf16", GemmShape{8192, 16, 8192})), 2 + bytes / 0.8e12 * 1e6, 1e-3);
 }
 
+TEST(Ops, ConvolutionsReadTheirInputOnceNotTheIm2colMatrix) {
+  // A 3x3 convolution, 64 -> 64 channels at 100 x 100 output positions, one image, stride 1:
+  // the implicit GEMM is m = 10,000, n = 64, k = 576. Arithmetic: 79 tiles of 128 x 64 in one
+  // wave of the toy's 100 units, 2 x 128 x 64 x (576 + 64) / 5e12 = 2.10 us. Its im2col A is
+  // 10,000 x 576 x 2 B = 11.5 MB, but memory holds the input once: 10,000 x 64 x 2 B = 1.28 MB;
+  // with the weight (576 x 64 x 2 B = 73.7 KB) and the output (1.28 MB), 2.634 MB at 0.8 TB/s
+  // = 3.29 us, so the kernel is memory-bound at 2 + 3.29 us (the im2col bytes would say 17.2 us).
+  const auto conv = config::load_string("{conv: c, in: 64, out: 64, kernel: 3, positions: [10000]}", "op.yaml");
+  const Op o = parse_op(conv);
+  EXPECT_DOUBLE_EQ(o.input_reuse, 9.0);
+  Shard s;
+  s.parameters = 36864;
+  const std::vector<Kernel> forward = expand(o, s, Pass::forward, "bf16");
+  ASSERT_EQ(forward.size(), 1u);
+  const double bytes = (10000.0 * 64 + 576.0 * 64) * 2 + 10000.0 * 64 * 2;
+  EXPECT_NEAR(us(kernel_time(forward[0], toy())), 2 + bytes / 0.8e12 * 1e6, 1e-3);
+  // Backward: the input gradient writes the input's shape (its C is the im2col view), the weight
+  // gradient reads it (its B is).
+  const std::vector<Kernel> backward = expand(o, s, Pass::backward, "bf16");
+  ASSERT_EQ(backward.size(), 2u);
+  EXPECT_DOUBLE_EQ(backward[0].shape.c_reuse, 9.0);
+  EXPECT_DOUBLE_EQ(backward[0].shape.n, 576.0);
+  EXPECT_DOUBLE_EQ(backward[1].shape.b_reuse, 9.0);
+  EXPECT_DOUBLE_EQ(backward[1].shape.k, 10000.0);
+  // Stride 2 skips three quarters of the windows' starts: a 3x3 window then repeats an input
+  // element 9 / 4 times; a 1x1 convolution never repeats one.
+  EXPECT_DOUBLE_EQ(parse_op(config::load_string("{conv: c, in: 8, out: 8, kernel: 3, stride: 2, positions: [4]}", "o"))
+                       .input_reuse,
+                   2.25);
+  EXPECT_DOUBLE_EQ(parse_op(config::load_string("{conv: c, in: 8, out: 8, kernel: 1, stride: 2, positions: [4]}", "o"))
+                       .input_reuse,
+                   1.0);
+}
+
 TEST(KernelCosts, SmallKernelsCostTheirLatencyNotAFractionOfFlops) {
   // 100 element-wise kernels moving 1 MB in all: 100 x 2 us + 1.25 us. On a chip ten times
   // faster in FLOP/s the latency is the same: small batches do not speed up with peak.
@@ -87,6 +121,31 @@ TEST(KernelCosts, MeasuredShapesCorrectTheTrendNearThemOnly) {
               std::exp(std::log(2.0) / 1.05), 1e-6);  // picosecond rounding
   const GemmShape far{8192, 8192, 8192};
   EXPECT_NEAR(to_seconds(gemm_time(a, "bf16", far)) / to_seconds(gemm_time_modelled(a, "bf16", far)), 1, 1e-9);
+}
+
+TEST(ComputeModel, FusionDividesElementWiseWorkAndTheStackDividesAll) {
+  // simple_platform's accelerator: 1 PFLOP/s, 1 TB/s, no latency, every efficiency 1. A trained
+  // layer of one teraflop GEMM (1 ms forward; 1 ms input and 1 ms weight gradient backward) and
+  // element-wise work of 1 GB forward and 2 GB backward per sample (1 ms and 2 ms at 1 TB/s).
+  // software_efficiency 2 halves the element-wise part, efficiency_scale 0.5 doubles everything:
+  //   forward  = 1 ms / 0.5 + 1 ms / (2 x 0.5) = 3 ms
+  //   backward = 2 ms / 0.5 + 2 ms / (2 x 0.5) = 6 ms
+  Accelerator a = testing::simple_platform().accelerator;
+  a.efficiency_scale = 0.5;
+  Workload w = testing::two_layer_workload(1, 1);
+  w.software_efficiency = 2;
+  LayerGroup l = w.layers[0];
+  l.parameters = l.trainable_parameters = 100'000'000;  // the GEMM's 10,000 x 10,000 weight
+  Op ew = op(OpKind::elementwise, "norm");
+  ew.forward_bytes_per_sample = Bytes(1e9);
+  ew.backward_bytes_per_sample = Bytes(2e9);
+  ew.forward_kernels = ew.backward_kernels = 1;
+  l.ops.push_back(ew);
+  Shard s;
+  s.tokens_per_sample = w.tokens_per_sample;
+  const LayerCompute c = layer_compute(l, w, a, s);
+  EXPECT_NEAR(to_seconds(c.forward.time), 3e-3, 1e-12);
+  EXPECT_NEAR(to_seconds(c.backward.time), 6e-3, 1e-12);
 }
 
 TEST(Ops, TensorParallelSplitsChangeTheShapes) {

@@ -66,12 +66,19 @@ TEST(StepModel, ComputeIsTheKernelsOfTheLayout) {
   EXPECT_NEAR(r.compute_efficiency, 1.0, 1e-9);
 }
 
-TEST(StepModel, SoftwareEfficiencyDividesComputeTime) {
-  // An implementation twice as fast as the ops describe: forward 1 ms, backward 1.5 ms.
+TEST(StepModel, SoftwareFactorsDivideTheWorkTheyCover) {
+  // One sample per rank: forward 2 x 1 ms of GEMMs, backward 3 ms. The workload's software
+  // efficiency covers element-wise work only, and these layers have none: no change at 2. A
+  // software stack twice as fast (efficiency_scale 2) halves all of it: 1 ms and 1.5 ms.
   Workload w = testing::two_layer_workload(0, 1);
   w.software_efficiency = 2;
-  const Platform p = testing::simple_platform();
-  const StepResult r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
+  Platform p = testing::simple_platform();
+  StepResult r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
+  EXPECT_EQ(r.forward.ps(), milliseconds(2).ps());
+  EXPECT_EQ(r.backward.ps(), milliseconds(3).ps());
+  w.software_efficiency = 1;
+  p.accelerator.efficiency_scale = 2;
+  r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
   EXPECT_EQ(r.forward.ps(), milliseconds(1).ps());
   EXPECT_EQ(r.backward.ps(), microseconds(1500).ps());
 }
