@@ -31,7 +31,8 @@ int sweep_command(const SweepOptions& o) {
     std::printf("%s: %d points (%d run now, %d failed); wrote %s/sweep.csv\n", spec.name.c_str(), r.points, r.ran,
                 r.failed, dir.c_str());
   }
-  return 0;
+  // Every point's row is written, failures included; the status says whether there were any.
+  return r.failed > 0 ? 1 : 0;
 }
 
 int report_command(const std::string& dir) {

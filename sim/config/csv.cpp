@@ -9,7 +9,11 @@
 
 namespace sp::config {
 
-CsvTable::CsvTable(const std::string& text, std::string file) : file_(std::move(file)) {
+CsvTable::CsvTable(const std::string& input, std::string file) : file_(std::move(file)) {
+  // Spreadsheets save UTF-8 CSV with a byte-order mark, which is not part of the first column's name.
+  const std::string_view bom = "\xEF\xBB\xBF";
+  const std::string_view text =
+      std::string_view(input).substr(std::string_view(input).starts_with(bom) ? bom.size() : 0);
   std::vector<std::string> row;
   std::string field;
   bool quoted = false;

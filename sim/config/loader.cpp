@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <variant>
 
@@ -106,8 +107,10 @@ std::vector<Segment> split_path(const Override& o) {
   return segs;
 }
 
+// Sets the value at segs[i..] below `node`; a mapping it has to create belongs to the --set
+// argument (`origins`), so that a key it misspells is blamed on the argument, not on the file.
 void set_path(YAML::Node node, const std::vector<Segment>& segs, std::size_t i, const YAML::Node& value,
-              const Override& o, const std::string& walked) {
+              const Override& o, const std::string& walked, std::map<std::string, std::string>& origins) {
   const SourceLocation where{"--set " + o.text, 0, 0};
   const bool last = i + 1 == segs.size();
   if (const auto* key = std::get_if<std::string>(&segs[i])) {
@@ -118,8 +121,11 @@ void set_path(YAML::Node node, const std::vector<Segment>& segs, std::size_t i, 
       node[*key] = value;
       return;
     }
-    if (!node[*key].IsDefined() || node[*key].IsNull()) node[*key] = YAML::Node(YAML::NodeType::Map);
-    set_path(node[*key], segs, i + 1, value, o, join_key(walked, *key));
+    if (!node[*key].IsDefined() || node[*key].IsNull()) {
+      node[*key] = YAML::Node(YAML::NodeType::Map);
+      origins[join_key(walked, *key)] = "--set " + o.text;
+    }
+    set_path(node[*key], segs, i + 1, value, o, join_key(walked, *key), origins);
     return;
   }
   const std::size_t idx = std::get<std::size_t>(segs[i]);
@@ -134,7 +140,7 @@ void set_path(YAML::Node node, const std::vector<Segment>& segs, std::size_t i, 
     }
     return;
   }
-  set_path(node[idx], segs, i + 1, value, o, walked + "[" + std::to_string(idx) + "]");
+  set_path(node[idx], segs, i + 1, value, o, walked + "[" + std::to_string(idx) + "]", origins);
 }
 
 std::string canonical_path(const std::vector<Segment>& segs) {
@@ -157,7 +163,7 @@ ConfigNode finish_load(YAML::Node root, const std::string& label, const fs::path
   for (const Override& o : overrides) {
     const std::vector<Segment> segs = split_path(o);
     const YAML::Node value = parse_yaml(o.value, "--set " + o.text);
-    set_path(root, segs, 0, value, o, "");
+    set_path(root, segs, 0, value, o, "", ctx->origins);
     ctx->origins[canonical_path(segs)] = "--set " + o.text;
   }
   return make_node(root, std::move(ctx), "", label);
@@ -176,12 +182,21 @@ Override parse_override(const std::string& argument) {
 
 std::string read_text_file(const std::string& file) {
   std::error_code ec;
-  if (fs::is_directory(file, ec)) {
-    throw InputError(SourceLocation{file, 0, 0}, "", "is a directory, expected a YAML file");
+  const SourceLocation where{file, 0, 0};
+  if (fs::is_directory(file, ec)) throw InputError(where, "", "is a directory, expected a file");
+  // Devices and pipes (/dev/zero, /dev/stdin) could feed bytes forever: only regular files, and
+  // none larger than any input scalepoint has a use for.
+  if (fs::exists(file, ec) && !fs::is_regular_file(file, ec)) {
+    throw InputError(where, "", "is not a regular file (a device, pipe or socket)");
+  }
+  if (const auto size = fs::file_size(file, ec); !ec && size > kMaxInputBytes) {
+    throw InputError(where, "",
+                     "is " + std::to_string(size >> 20) + " MiB; input files are limited to " +
+                         std::to_string(kMaxInputBytes >> 20) + " MiB");
   }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
-    throw InputError(SourceLocation{file, 0, 0}, "", std::string("cannot open: ") + std::strerror(errno));
+    throw InputError(where, "", std::string("cannot open: ") + std::strerror(errno));
   }
   std::ostringstream ss;
   ss << in.rdbuf();

@@ -3,6 +3,7 @@
 // path whatever the source of a value. Errors name the file and line, or the --set argument.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,11 @@ ConfigNode load_string(const std::string& yaml, const std::string& name,
 /// located at its own line of `name`. A line that is not an object is an InputError there.
 std::vector<ConfigNode> load_json_lines(const std::string& text, const std::string& name);
 
-/// The whole file as bytes; InputError when it cannot be read.
+/// The largest input file read (scenarios, platforms, result tables, measurements).
+inline constexpr std::uintmax_t kMaxInputBytes = std::uintmax_t{64} << 20;
+
+/// The whole file as bytes; InputError when it cannot be read, is not a regular file or is larger
+/// than kMaxInputBytes.
 std::string read_text_file(const std::string& file);
 
 }  // namespace sp::config

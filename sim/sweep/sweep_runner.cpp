@@ -82,6 +82,10 @@ PointResult run_point(const SweepSpec& spec, const SweepPoint& p, const models::
     return {failed_row(spec, p, "invalid", e.what()), true};
   } catch (const ModelError& e) {
     return {failed_row(spec, p, "error", e.what()), true};
+  } catch (const std::exception& e) {
+    // Whatever else one point throws (a library's invalid_argument, an allocation failure) is
+    // that point's error row, not the end of the sweep.
+    return {failed_row(spec, p, "error", std::string("internal error: ") + e.what()), true};
   }
 }
 

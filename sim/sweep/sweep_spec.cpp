@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "sim/config/quantity.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/sha256.hpp"
@@ -108,7 +110,7 @@ std::vector<config::Override> SweepSpec::overrides_of(const SweepPoint& p) const
 
 SweepSpec load_sweep(const std::string& file) {
   const config::ConfigNode root = config::load_file(file);
-  root.expect_only({"name", "description", "base", "axes", "report"});
+  root.expect_only({"name", "description", "base", "axes", "report", "max_points"});
   SweepSpec s;
   s.file = file;
   s.sha256 = sha256_hex(config::read_text_file(file));
@@ -117,18 +119,33 @@ SweepSpec load_sweep(const std::string& file) {
   s.base_file = (std::filesystem::path(file).parent_path() / base.as_string()).lexically_normal().string();
   if (!std::filesystem::exists(s.base_file)) base.fail("no such scenario: " + s.base_file);
 
-  std::vector<Assignment> expanded = {{}};
+  if (auto m = root.find("max_points")) s.max_points = m->as_positive_int();
   const config::ConfigNode axes = root.at("axes");
   if (!axes.is_sequence() || axes.elements().empty()) axes.fail("needs a list of axes");
+  // Every axis's values first, then their product's size (saturating), and only then the points.
+  std::vector<std::vector<Assignment>> axis_values;
+  double total = 1;
   for (const auto& axis : axes.elements()) {
     axis.expect_only({"grid", "zip", "points", "repeat"});
     const auto entries = axis.entries();
     if (entries.size() != 1) axis.fail("each axis is exactly one of grid, zip, points, repeat");
     const auto& [kind, body] = entries.front();
-    const std::vector<Assignment> values = kind == "grid"   ? grid(body)
-                                           : kind == "zip"  ? zip(body)
-                                           : kind == "points" ? points(body)
-                                                              : repeat(body);
+    if (kind == "repeat" && body.as_positive_int() > s.max_points) {
+      body.fail("repeats " + std::to_string(body.as_positive_int()) + " times, more than max_points (" +
+                std::to_string(s.max_points) + ")");
+    }
+    axis_values.push_back(kind == "grid"     ? grid(body)
+                          : kind == "zip"    ? zip(body)
+                          : kind == "points" ? points(body)
+                                             : repeat(body));
+    total *= static_cast<double>(axis_values.back().size());
+  }
+  if (total > static_cast<double>(s.max_points)) {
+    axes.fail(fmt::format("expand to {:.0f} points, more than max_points ({})", total, s.max_points),
+              "split the sweep, or raise max_points in the sweep file if you mean it");
+  }
+  std::vector<Assignment> expanded = {{}};
+  for (const std::vector<Assignment>& values : axis_values) {
     std::vector<Assignment> next;
     for (const Assignment& a : expanded) {
       for (const Assignment& v : values) {

@@ -37,6 +37,9 @@ struct SweepSpec {
   std::optional<double> gpu_hour_usd;  // price of one accelerator-hour, for the report
   std::optional<double> deadline_s;    // the report's cheapest configuration within it
   std::string sha256;                  // of the sweep file's bytes
+  /// The most points the file may expand to (`max_points`): a grid of many keys grows as the
+  /// product of its lists, and is refused with its count before anything runs or is written.
+  std::int64_t max_points = 1'000'000;
 
   /// The value (one-line YAML) of `key` at `point`, "" where the point does not set it.
   std::string value(const SweepPoint& point, const std::string& key) const;

@@ -143,6 +143,20 @@ TEST(Includes, MissingFileIsAnErrorAtTheInclude) {
   EXPECT_NE(e.message().find("cannot open"), std::string::npos);
 }
 
+TEST(Includes, DevicesAndHugeFilesAreRefusedBeforeReading) {
+  // /dev/zero would feed bytes forever; a sparse 65 MiB file is over the 64 MiB input limit.
+  const std::string dir = temp_dir();
+  write(dir + "/dev.yaml", "name: o\nplatform: !include /dev/zero\n");
+  const InputError dev = error_of([&] { load_file(dir + "/dev.yaml"); });
+  EXPECT_EQ(dev.where().line, 2);
+  EXPECT_NE(dev.message().find("not a regular file"), std::string::npos) << dev.message();
+  const std::string big = dir + "/big.yaml";
+  { std::ofstream f(big); }
+  std::filesystem::resize_file(big, (std::uintmax_t{65} << 20));
+  const InputError huge = error_of([&] { read_text_file(big); });
+  EXPECT_EQ(huge.message(), "is 65 MiB; input files are limited to 64 MiB");
+}
+
 TEST(Includes, CyclesAreCaught) {
   const std::string dir = temp_dir();
   write(dir + "/loop.yaml", "self: !include loop.yaml\n");

@@ -15,6 +15,12 @@ TEST(Csv, QuotedFieldsAndNumbers) {
   EXPECT_EQ(t.line(1), 4);  // the blank line 3 is skipped but counted
 }
 
+TEST(Csv, AByteOrderMarkIsNotPartOfTheFirstColumnsName) {
+  const CsvTable t("\xEF\xBB\xBF" "benchmark,n\nbert,8\n", "excel.csv");
+  EXPECT_EQ(t.cell(0, "benchmark"), "bert");
+  EXPECT_EQ(t.integer(0, "n"), 8);
+}
+
 TEST(Csv, ErrorsNameFileLineAndColumn) {
   const CsvTable t("a,b\n1,x\n", "t.csv");
   try {

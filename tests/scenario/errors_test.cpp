@@ -87,6 +87,8 @@ TEST(BadScenario, OverridesAreReportedAtTheArgument) {
        "'bandwidth'? valid keys: kind, size, bandwidth, efficiency, in_network_reduction, communication_sms)"},
       {{"good.yaml", {"batch.global=0"}}, "--set batch.global=0: batch.global: must be at least 1, got 0"},
       {{"good.yaml", {"seed"}}, "--set seed: expected key.path=value (e.g. --set platform.scale_out.nics=4)"},
+      // A mapping the override creates is the argument's too, not the scenario file's.
+      {{"good.yaml", {"foo.bar=1"}}, "--set foo.bar=1: foo: unknown key (valid keys: "},
   };
   for (const auto& [c, expected] : cases) {
     const std::string msg = message_of(c);

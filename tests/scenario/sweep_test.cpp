@@ -71,10 +71,21 @@ TEST(Sweep, ErrorsAreLocatedInTheSweepFile) {
   EXPECT_FALSE(fs::exists(out));  // nothing written for a bad sweep file
 }
 
+TEST(Sweep, TooManyPointsAreRefusedWithTheirCountBeforeAnythingIsWritten) {
+  // A grid of 3 x 4 values and a repeat of 5 expand to 60 points; the file allows 50.
+  const fs::path out = fresh("too_many");
+  const auto r = sweep(kSweeps + "too_many.yaml --out " + out.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("too_many.yaml:6:3: axes: expand to 60 points, more than max_points (50)"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(Sweep, SameBytesForOneTwoAndThreeRanksAndAFailingPointDoesNotStopThem) {
   const fs::path serial = fresh("serial");
+  // Exit status 1: every point ran and has its row, but some failed.
   const auto r = sweep(kSweeps + "slow.yaml -q --out " + serial.string());
-  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_EQ(r.status, 1) << r.output;
   const std::string csv = slurp(serial / "sweep.csv");
   // 12 points: 8 of 3 or 4 counts, and the 4 points of 12 accelerators, one row each.
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 4 * 3 + 4 * 1 + 4 * 4);
@@ -84,7 +95,7 @@ TEST(Sweep, SameBytesForOneTwoAndThreeRanksAndAFailingPointDoesNotStopThem) {
   for (int ranks : {1, 2, 3}) {
     const fs::path dir = fresh("mpi" + std::to_string(ranks));
     const auto m = sweep(kSweeps + "slow.yaml -q --out " + dir.string(), ranks);
-    ASSERT_EQ(m.status, 0) << m.output;
+    ASSERT_EQ(m.status, 1) << m.output;
     EXPECT_EQ(slurp(dir / "sweep.csv"), csv) << ranks << " ranks";
     EXPECT_EQ(slurp(dir / "manifest.yaml"), slurp(serial / "manifest.yaml")) << ranks << " ranks";
     EXPECT_EQ(slurp(dir / "sweep.h5"), slurp(serial / "sweep.h5")) << ranks << " ranks";
@@ -93,7 +104,7 @@ TEST(Sweep, SameBytesForOneTwoAndThreeRanksAndAFailingPointDoesNotStopThem) {
 
 TEST(Sweep, KilledPartWayAndResumedEqualsUninterrupted) {
   const fs::path whole = fresh("whole"), killed = fresh("killed");
-  ASSERT_EQ(sweep(kSweeps + "slow.yaml -q --out " + whole.string()).status, 0);
+  ASSERT_EQ(sweep(kSweeps + "slow.yaml -q --out " + whole.string()).status, 1);  // with its failing points
   // Start it, wait until 3 points are recorded, SIGKILL it.
   const std::string dir = killed.string();
   const auto k = shell("sh -c '" + std::string(SP_CLI) + " sweep " + kSweeps + "slow.yaml -q --out " + dir +
@@ -103,7 +114,7 @@ TEST(Sweep, KilledPartWayAndResumedEqualsUninterrupted) {
   const std::string partial = slurp(killed / "sweep.csv");
   ASSERT_LT(partial.size(), slurp(whole / "sweep.csv").size()) << "it finished before the kill";
   const auto r = sweep(kSweeps + "slow.yaml -q --resume --out " + dir);
-  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_EQ(r.status, 1) << r.output;
   EXPECT_EQ(slurp(killed / "sweep.csv"), slurp(whole / "sweep.csv"));
   EXPECT_EQ(slurp(killed / "sweep.h5"), slurp(whole / "sweep.h5"));
   EXPECT_GT(slurp(whole / "sweep.h5").size(), 1000u);
@@ -115,7 +126,7 @@ TEST(Sweep, KilledPartWayAndResumedEqualsUninterrupted) {
 
 TEST(Sweep, ReportGivesEveryBreakEvenPerGroup) {
   const fs::path dir = fresh("report");
-  ASSERT_EQ(sweep(kSweeps + "slow.yaml -q --out " + dir.string()).status, 0);
+  ASSERT_EQ(sweep(kSweeps + "slow.yaml -q --out " + dir.string()).status, 1);  // some points fail
   const auto r = shell(std::string(SP_CLI) + " report " + dir.string());
   ASSERT_EQ(r.status, 0) << r.output;
   const std::string md = slurp(dir / "report.md");
