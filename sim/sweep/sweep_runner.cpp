@@ -96,14 +96,26 @@ SweepWriter::SweepWriter(const std::string& dir, const SweepSpec& spec, bool res
   if (resume && fs::exists(progress)) {
     std::istringstream in(config::read_text_file(progress.string()));
     std::string sha;
-    in >> done_ >> bytes_ >> sha;
+    in >> done_ >> bytes_ >> sha >> std::hex >> checksum_ >> std::dec >> failed_;
     const SourceLocation where{"--resume", 0, 0};
     if (!in || sha != sha_) {
       throw InputError(where, "", progress.string() + " belongs to another sweep file (or is damaged)",
                        "run without --resume to start again");
     }
-    if (config::read_text_file(csv.string()).compare(0, header.size(), header) != 0) {
+    const std::string written = config::read_text_file(csv.string());
+    if (written.compare(0, header.size(), header) != 0) {
       throw InputError(where, "", csv.string() + " has another header than this sweep's");
+    }
+    // Trust the recorded prefix only if it is all there and unchanged.
+    if (written.size() < bytes_) {
+      throw InputError(where, "",
+                       fmt::format("{} has {} bytes, but {} records {} finished", csv.string(), written.size(),
+                                   progress.string(), bytes_),
+                       "run without --resume to start again");
+    }
+    if (checksum(kChecksumStart, std::string_view(written).substr(0, bytes_)) != checksum_) {
+      throw InputError(where, "", csv.string() + " has changed in the rows " + progress.string() + " records",
+                       "run without --resume to start again");
     }
     fs::resize_file(csv, bytes_);  // drops whatever a killed run wrote after its last finished point
     fd_ = ::open(csv.c_str(), O_WRONLY | O_APPEND);
@@ -112,6 +124,7 @@ SweepWriter::SweepWriter(const std::string& dir, const SweepSpec& spec, bool res
     if (fd_ >= 0) {
       write_all(fd_, header, csv.string());
       bytes_ = header.size();
+      checksum_ = checksum(kChecksumStart, header);
       ::fsync(fd_);
       write_progress();
     }
@@ -131,16 +144,22 @@ void SweepWriter::add(int point, PointResult result) {
     write_all(fd_, text, dir_ + "/sweep.csv");
     ::fsync(fd_);  // the rows are on disk before the progress says so
     bytes_ += text.size();
+    checksum_ = checksum(checksum_, text);
     ++done_;
     pending_.erase(it);
     write_progress();
   }
 }
 
+std::uint64_t SweepWriter::checksum(std::uint64_t state, std::string_view text) {
+  for (unsigned char c : text) state = (state ^ c) * 1099511628211ull;
+  return state;
+}
+
 void SweepWriter::write_progress() {
   // Written whole and renamed: a kill leaves the old progress or the new one, never half.
   const fs::path tmp = fs::path(dir_) / "sweep.progress.tmp";
-  const std::string text = fmt::format("{} {} {}\n", done_, bytes_, sha_);
+  const std::string text = fmt::format("{} {} {} {:016x} {}\n", done_, bytes_, sha_, checksum_, failed_);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) throw ModelError("cannot write " + tmp.string());
   write_all(fd, text, tmp.string());

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "models/catalog.hpp"
 #include "sim/sweep/sweep_spec.hpp"
@@ -29,8 +30,10 @@ PointResult run_point(const SweepSpec& spec, const SweepPoint& point, const mode
 /// sweep.csv and sweep.progress in `dir`, written strictly in point order.
 class SweepWriter {
  public:
-  /// Starts afresh, or with `resume` continues where sweep.progress says (InputError when the
-  /// progress belongs to another sweep file or another header).
+  /// Starts afresh, or with `resume` continues where sweep.progress says. InputError, with
+  /// nothing changed, when the progress belongs to another sweep file, or sweep.csv has another
+  /// header, is shorter than the progress records, or its recorded part has other bytes than were
+  /// written (the progress keeps a checksum of them).
   SweepWriter(const std::string& dir, const SweepSpec& spec, bool resume);
   ~SweepWriter();
   SweepWriter(const SweepWriter&) = delete;
@@ -40,6 +43,7 @@ class SweepWriter {
   int done() const { return done_; }
   /// Buffers `point`'s result; writes (and syncs) every point that is now next in order.
   void add(int point, PointResult result);
+  /// Points of the whole sweep (a resumed one's earlier points too) whose row says they failed.
   int failed() const { return failed_; }
 
  private:
@@ -49,7 +53,13 @@ class SweepWriter {
   int fd_ = -1;
   int done_ = 0, failed_ = 0;
   std::uint64_t bytes_ = 0;
+  std::uint64_t checksum_ = kChecksumStart;  // FNV-1a 64 of sweep.csv's first bytes_ bytes
   std::map<int, PointResult> pending_;
+
+ public:
+  static constexpr std::uint64_t kChecksumStart = 14695981039346656037ull;
+  /// FNV-1a (64 bit) of `text` continued from `state`: integrity of the recorded rows, not security.
+  static std::uint64_t checksum(std::uint64_t state, std::string_view text);
 };
 
 /// Points done / total, rate and ETA on stderr: redrawn in place on a terminal, a line every

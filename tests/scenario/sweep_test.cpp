@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "shell.hpp"
@@ -122,6 +123,43 @@ TEST(Sweep, KilledPartWayAndResumedEqualsUninterrupted) {
   const auto other = sweep(kSweeps + "order.yaml -q --resume --out " + dir);
   EXPECT_EQ(other.status, 2);
   EXPECT_NE(other.output.find("belongs to another sweep file"), std::string::npos) << other.output;
+}
+
+TEST(Sweep, ResumeTrustsOnlyARecordedPartThatIsAllThereAndUnchanged) {
+  const fs::path dir = fresh("tamper");
+  ASSERT_EQ(sweep(kSweeps + "slow.yaml -q --out " + dir.string()).status, 1);
+  const fs::path csv = dir / "sweep.csv", progress = dir / "sweep.progress";
+  const std::string whole = slurp(csv), recorded = slurp(progress);
+  const auto write = [](const fs::path& f, const std::string& text) { std::ofstream(f, std::ios::binary) << text; };
+  const auto resume = [&] { return sweep(kSweeps + "slow.yaml -q --resume --out " + dir.string()); };
+  // Shorter than recorded (a copy cut short): refused, nothing padded or rerun.
+  write(csv, whole.substr(0, whole.size() / 2));
+  auto r = resume();
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("sweep.csv has " + std::to_string(whole.size() / 2) + " bytes, but"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(slurp(csv), whole.substr(0, whole.size() / 2));
+  EXPECT_EQ(slurp(progress), recorded);
+  // A progress that claims far more than was written does not grow the file.
+  write(csv, whole);
+  write(progress, "12 999999999" + recorded.substr(recorded.find(' ', recorded.find(' ') + 1)));
+  r = resume();
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(fs::file_size(csv), whole.size());
+  // One digit changed inside the recorded rows: the checksum says so.
+  write(progress, recorded);
+  std::string altered = whole;
+  const auto digit = altered.find_first_of("123456789", altered.find('\n') + 1);
+  altered[digit] = altered[digit] == '9' ? '8' : static_cast<char>(altered[digit] + 1);
+  write(csv, altered);
+  r = resume();
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("sweep.csv has changed in the rows"), std::string::npos) << r.output;
+  EXPECT_EQ(slurp(csv), altered);
+  // Untouched, a resume of a finished sweep changes nothing.
+  write(csv, whole);
+  EXPECT_EQ(resume().status, 1);  // its failing points are still failed
+  EXPECT_EQ(slurp(csv), whole);
 }
 
 TEST(Sweep, ReportGivesEveryBreakEvenPerGroup) {
