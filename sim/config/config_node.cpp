@@ -185,6 +185,8 @@ auto parse_located(const ConfigNode& n, const std::string& text, F parse) {
     n.fail(e.what(), e.hint());
   } catch (const std::out_of_range& e) {
     n.fail(e.what());
+  } catch (const ModelError& e) {  // a duration beyond the simulated range
+    n.fail(e.what());
   }
 }
 }  // namespace
@@ -211,7 +213,13 @@ Q require_positive(const ConfigNode& n, Q q) {
 }  // namespace
 
 Bytes ConfigNode::as_positive_bytes() const { return require_positive(*this, as_bytes()); }
-BytesPerSecond ConfigNode::as_positive_bandwidth() const { return require_positive(*this, as_bandwidth()); }
+BytesPerSecond ConfigNode::as_positive_bandwidth() const {
+  const BytesPerSecond b = require_positive(*this, as_bandwidth());
+  // No link scalepoint models (PCIe, NICs, NVLink, HBM) is slower than a megabyte per second;
+  // "1 b/s" is a unit slip whose times would leave the simulated range.
+  if (b.value() < 1e6) fail("\"" + as_string() + "\" is below 1 MB/s, slower than any link scalepoint models");
+  return b;
+}
 FlopsPerSecond ConfigNode::as_positive_flop_rate() const { return require_positive(*this, as_flop_rate()); }
 Duration ConfigNode::as_nonnegative_duration() const {
   const Duration d = as_duration();

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <stdexcept>
+
+#include "sim/core/error.hpp"
 #include <string>
 
 namespace sp {
@@ -12,8 +14,10 @@ constexpr double kMaxPs = 9.2e18;
 
 std::int64_t round_ps(double ps) {
   if (!std::isfinite(ps) || std::fabs(ps) > kMaxPs) {
-    throw std::out_of_range("time span of " + std::to_string(ps * 1e-12) +
-                            " s is outside the simulated range (about +-106 days)");
+    // A valid input the model cannot simulate (exit status 1), usually a unit slip somewhere.
+    throw ModelError("a time span of " + std::to_string(ps * 1e-12) +
+                     " s is outside the simulated range (about +-106 days); check the inputs for a unit slip "
+                     "(\"1 b/s\" is one bit per second)");
   }
   return std::llround(ps);
 }

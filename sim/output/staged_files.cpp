@@ -5,11 +5,21 @@
 
 #include <unistd.h>
 
+#include "sim/core/error.hpp"
+
 namespace sp::output {
 
 namespace fs = std::filesystem;
 
-StagedFiles::StagedFiles(fs::path dir) : dir_(std::move(dir)) { fs::create_directories(dir_); }
+StagedFiles::StagedFiles(fs::path dir) : dir_(std::move(dir)) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec || !fs::is_directory(dir_)) {
+    throw InputError(SourceLocation{"--out", 0, 0}, "",
+                     dir_.string() + " cannot be the output folder: " +
+                         (fs::exists(dir_) && !fs::is_directory(dir_) ? std::string("it is a file") : ec.message()));
+  }
+}
 
 StagedFiles::~StagedFiles() {
   if (committed_) return;

@@ -127,6 +127,27 @@ TEST(Cli, BadOverrideAndMissingFileExitWithTwo) {
   EXPECT_EQ(run("frobnicate").status, 2);
 }
 
+TEST(Cli, AbsurdButWellFormedInputNamesTheArgumentNotAnInternalError) {
+  // Cases from issue 13: each once ended as "internal error" (exit 1) naming no input.
+  const fs::path dir = fresh_dir("absurd");
+  fs::create_directories(dir);
+  const std::string file = (dir / "a_file").string();
+  { std::ofstream(file) << "x"; }
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run " + scenario("bert") + " -q --out " + file, "--out: " + file + " cannot be the output folder: it is a file"},
+      {"run " + scenario("bert") + " -q --set 'platform.scale_out.nic_bandwidth=1 b/s'",
+       "platform.scale_out.nic_bandwidth: \"1 b/s\" is below 1 MB/s"},
+      {"collective --bytes 16EiB", "--bytes 16EiB: sizes are limited to 1 TiB"},
+      {"run /dev/zero", "/dev/zero: is not a regular file"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const RunResult r = run(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  }
+}
+
 TEST(Cli, SeedAndSetOverridesAreRecorded) {
   const fs::path out = fresh_dir("seed");
   ASSERT_EQ(run("run " + scenario("bert") + " -q --seed 7 --set accelerators=[8,16] --out " + out.string()).status, 0);
