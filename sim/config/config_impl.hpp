@@ -17,7 +17,12 @@ struct ConfigNode::Impl {
 /// Where subtrees came from when it differs from their parent: an included file or a --set.
 struct LoadContext {
   std::map<std::string, std::string> origins;
+  std::size_t nodes = 0;  // visited while resolving includes: aliases can multiply a small file
 };
+
+/// The most YAML nodes one document may expand to (its aliases expanded): a kilobyte of nested
+/// aliases can stand for 10^9 nodes; no scenario, platform or sweep needs more than a few thousand.
+inline constexpr std::size_t kMaxYamlNodes = 1'000'000;
 
 inline ConfigNode make_node(const YAML::Node& node, std::shared_ptr<const LoadContext> ctx,
                             std::string path, std::string origin) {

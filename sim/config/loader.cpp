@@ -34,6 +34,11 @@ std::string join_key(const std::string& path, const std::string& key) {
 // Replaces every `!include file` below `node` by the loaded file, recording where it came from.
 void resolve_includes(YAML::Node node, const fs::path& dir, const std::string& path,
                       const std::string& file, LoadContext& ctx, int depth) {
+  if (++ctx.nodes > kMaxYamlNodes) {
+    throw InputError(SourceLocation{file, 0, 0}, "",
+                     "expands to more than " + std::to_string(kMaxYamlNodes) + " YAML nodes",
+                     "are aliases (*name) repeating aliases?");
+  }
   const auto include = [&](YAML::Node target, const std::string& child_path) -> YAML::Node {
     const YAML::Mark m = target.Mark();
     const SourceLocation where{file, m.line + 1, m.column + 1};

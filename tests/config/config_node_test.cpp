@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -23,7 +24,7 @@ InputError error_of(F f) {
 
 std::string temp_dir() {
   const auto dir = std::filesystem::temp_directory_path() /
-                   ("sp_config_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+                   ("sp_config_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return dir.string();
 }
@@ -155,6 +156,19 @@ TEST(Includes, DevicesAndHugeFilesAreRefusedBeforeReading) {
   std::filesystem::resize_file(big, (std::uintmax_t{65} << 20));
   const InputError huge = error_of([&] { read_text_file(big); });
   EXPECT_EQ(huge.message(), "is 65 MiB; input files are limited to 64 MiB");
+}
+
+TEST(Includes, AnAliasBombIsRefusedNotExpanded) {
+  // Nine levels of ten aliases each: 1 KB of YAML standing for 10^9 leaves.
+  std::string yaml = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int level = 1; level < 9; ++level) {
+    const std::string prev = "*a" + std::to_string(level - 1);
+    yaml += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+    for (int k = 0; k < 10; ++k) yaml += (k ? ", " : "") + prev;
+    yaml += "]\n";
+  }
+  const InputError e = error_of([&] { load_string(yaml, "bomb.yaml"); });
+  EXPECT_EQ(e.message(), "expands to more than 1000000 YAML nodes");
 }
 
 TEST(Includes, CyclesAreCaught) {

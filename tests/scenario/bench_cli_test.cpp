@@ -2,6 +2,7 @@
 // read back by the importer, and `calibrate network` from the committed localhost measurement:
 // reproducible, and the platform it writes reproduces the measured times (the round trip).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <sys/wait.h>
 
@@ -39,7 +40,7 @@ std::pair<int, std::string> shell(const std::string& cmd) {
 using sp::testing::slurp;
 
 void expect_bench_run(int ranks) {
-  const fs::path out = fs::temp_directory_path() / ("sp_bench_np" + std::to_string(ranks) + ".csv");
+  const fs::path out = fs::temp_directory_path() / ("sp_bench_" + std::to_string(::getpid()) + "_np" + std::to_string(ranks) + ".csv");
   fs::remove(out);
   const auto [status, text] = shell(std::string(SP_MPIEXEC) + " -np " + std::to_string(ranks) + " " + SP_BENCH +
                                     " --out " + out.string() +
@@ -85,7 +86,7 @@ TEST(Bench, BadArgumentsExitWithTwo) {
 }
 
 TEST(CalibrateNetwork, TheCommittedLocalhostPlatformIsWhatTheCommittedMeasurementGives) {
-  const fs::path out = fs::temp_directory_path() / "sp_localhost.calibrated.yaml";
+  const fs::path out = fs::temp_directory_path() / ("sp_" + std::to_string(::getpid()) + "_localhost.calibrated.yaml");
   std::string cmd = "cd " + kSource + " && " + SP_CLI + " calibrate network --base localhost --out " + out.string();
   for (const auto& f : kMeasured) cmd += " --input " + f;
   const auto [status, text] = shell(cmd);
@@ -122,7 +123,7 @@ TEST(CalibrateNetwork, TheFittedPlatformReproducesTheMeasuredTimes) {
 
 TEST(CalibrateCompute, TheCommittedH100FragmentComesFromTheCommittedMeasurements) {
   // The same command as the fragment's first line; only the date in `source` may differ.
-  const fs::path out = fs::temp_directory_path() / "sp_h100.compute.yaml";
+  const fs::path out = fs::temp_directory_path() / ("sp_" + std::to_string(::getpid()) + "_h100.compute.yaml");
   fs::remove(out);
   const std::string data = std::string(SP_SOURCE_DIR) + "/calibration/data/gpu/h100/";
   auto [status, text] = shell(std::string(SP_CLI) + " calibrate compute --accelerator H100-SXM5-80GB --input " + data +

@@ -1,6 +1,7 @@
 // The CLI as a user runs it: exit status, the message on stderr, output files, the HDF5 file
 // read back with the HDF5 C++ API, and byte-identical repeated runs.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <sys/wait.h>
 
@@ -27,7 +28,7 @@ using sp::testing::slurp;
 RunResult run(const std::string& args) { return sp::testing::shell(std::string(SP_CLI) + " " + args); }
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("sp_cli_test_" + name);
+  const fs::path d = fs::temp_directory_path() / ("sp_cli_test_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(d);
   return d;
 }

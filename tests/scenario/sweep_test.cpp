@@ -2,6 +2,7 @@
 // not stop the others, the same bytes for 1, 2 and 3 MPI ranks, and a run killed with SIGKILL
 // part-way then resumed equal to an uninterrupted one.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -30,7 +31,7 @@ sp::testing::RunResult sweep(const std::string& args, int ranks = 0) {
 }
 
 fs::path fresh(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("sp_sweep_test_" + name);
+  const fs::path d = fs::temp_directory_path() / ("sp_sweep_test_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(d);
   return d;
 }
