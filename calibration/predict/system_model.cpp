@@ -153,6 +153,7 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   }
   if (!e->ok()) return fail(e->status, e->message);
   out.estimate = *e;
+  out.platform = *p;
   if (in.samples > 0 && (curve_sd > 0 || software.log_sd > 0)) {
     const models::ParallelSpec chosen = spec_of(e->layout);
     w->parameter_spread = std::hypot(curve_sd * sensitivity(*w, *p, n, gbs, chosen, true),

@@ -45,6 +45,7 @@ struct SystemPrediction {
   std::string kind;             // the catalog's accelerator kind
   std::string software_source;  // where its software efficiency came from (Calibration::software)
   models::TrainingEstimate estimate;
+  models::Platform platform;  // what it ran on (energy)
 };
 
 /// Everything the model needs beyond the row; calibration replaces parts of it.

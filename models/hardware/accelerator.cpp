@@ -74,7 +74,7 @@ FlopsPerSecond Accelerator::peak_for(const std::string& precision, const config:
 }
 
 Accelerator parse_accelerator(const config::ConfigNode& n) {
-  n.expect_only({"name", "vendor", "aliases", "family", "software_stack", "peak", "memory", "scale_up", "tdp",
+  n.expect_only({"name", "vendor", "aliases", "family", "software_stack", "peak", "memory", "scale_up", "tdp", "idle_power",
                  "typical_node", "compute"});
   Accelerator a;
   a.name = n.at("name").as_string();
@@ -105,7 +105,15 @@ Accelerator parse_accelerator(const config::ConfigNode& n) {
   }
   a.scale_up_link = up.at("link").as_string();
   a.scale_up_bandwidth = up.at("bandwidth").as_positive_bandwidth();
-  if (auto t = n.find("tdp")) a.tdp = t->as_power();
+  if (auto t = n.find("tdp")) {
+    a.tdp = t->as_power();
+    if (!(a.tdp->value() > 0)) t->fail("must be greater than 0 W");
+  }
+  if (auto t = n.find("idle_power")) {
+    a.idle_power = t->as_power();
+    if (!a.tdp) t->fail("needs tdp as well");
+    if (!(a.idle_power->value() > 0 && *a.idle_power < *a.tdp)) t->fail("must be above 0 W and below the tdp");
+  }
 
   const config::ConfigNode node = n.at("typical_node");
   node.expect_only({"accelerators", "nics", "nic_bandwidth"});

@@ -30,6 +30,9 @@ struct Accelerator {
   std::string scale_up_link;
   BytesPerSecond scale_up_bandwidth;  // per accelerator, per direction
   std::optional<Watts> tdp;
+  /// Board power with a CUDA context alive and no kernel running (models/energy); when the
+  /// file has none, a share of the TDP.
+  std::optional<Watts> idle_power;
   int typical_accelerators_per_node = 1;
   int typical_nics = 0;
   BytesPerSecond typical_nic_bandwidth;

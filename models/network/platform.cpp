@@ -80,6 +80,7 @@ Tier parse_scale_out(const config::ConfigNode& n, const Accelerator& a, int per_
   if (nics > 0 && !(nic.value() > 0)) n.at("nic_bandwidth");  // "missing required key"
   // Each accelerator's share of its node's NICs (rail-optimised: one NIC per GPU on a DGX).
   t.bandwidth = nic * (static_cast<double>(nics) / per_node);
+  t.nics_per_node = nics;
   t.efficiency = n.at("efficiency").as_fraction();
   if (auto x = n.find("oversubscription")) {
     t.oversubscription = x->as_number();
@@ -89,6 +90,31 @@ Tier parse_scale_out(const config::ConfigNode& n, const Accelerator& a, int per_
   t.reduction = parse_reduction(n, "sharp");
   parse_communication_sms(n, a, t);
   return t;
+}
+
+PlatformPower parse_power(const config::ConfigNode& n) {
+  n.expect_only({"host", "switch", "switch_radix", "psu_efficiency", "pue"});
+  PlatformPower p;
+  const auto watts = [](const config::ConfigNode& x) {
+    const Watts w = x.as_power();
+    if (w.value() < 0 || w.value() > 1e6) x.fail("must be between 0 W and 1 MW");
+    return w;
+  };
+  if (auto x = n.find("host")) p.host = watts(*x);
+  if (auto x = n.find("switch")) p.switch_power = watts(*x);
+  if (auto x = n.find("switch_radix")) {
+    p.switch_radix = static_cast<int>(x->as_positive_int());
+    if (p.switch_radix < 2 || p.switch_radix > 4096) x->fail("must be between 2 and 4096 ports");
+  }
+  if (auto x = n.find("psu_efficiency")) {
+    p.psu_efficiency = x->as_number();
+    if (!(p.psu_efficiency > 0.5 && p.psu_efficiency <= 1)) x->fail("must be above 0.5 and at most 1");
+  }
+  if (auto x = n.find("pue")) {
+    p.pue = x->as_number();
+    if (!(p.pue >= 1 && p.pue <= 3)) x->fail("must be between 1 and 3");
+  }
+  return p;
 }
 
 ProtocolCosts parse_protocol(const config::ConfigNode& n, const Topology& topo) {
@@ -129,7 +155,7 @@ void parse_measured(const config::ConfigNode& n, Topology& topo) {
 
 Platform parse_platform(const config::ConfigNode& n, const Catalog& catalog) {
   n.expect_only({"name", "accelerator", "accelerators_per_node", "scale_up", "host", "scale_out", "protocols",
-                 "algorithms", "compute_jitter", "measured"});
+                 "algorithms", "compute_jitter", "measured", "power"});
   Platform p;
   p.name = n.at("name").as_string();
   p.accelerator = catalog.accelerator(n.at("accelerator"));
@@ -180,6 +206,7 @@ Platform parse_platform(const config::ConfigNode& n, const Catalog& catalog) {
     if (p.compute_jitter < 0 || p.compute_jitter > 0.5) j->fail("must be between 0 and 0.5");
   }
   if (auto m = n.find("measured")) parse_measured(*m, p.topology);
+  if (auto pw = n.find("power")) p.power = parse_power(*pw);
   return p;
 }
 

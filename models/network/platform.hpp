@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 
 #include "models/catalog.hpp"
@@ -12,6 +13,16 @@
 #include "sim/config/config_node.hpp"
 
 namespace sp::models {
+
+/// What a node draws beside its accelerators, and the scale-out fabric's switches, for the
+/// energy model (models/energy/energy.hpp). DC-equivalent, as MLPerf Power scores it.
+struct PlatformPower {
+  std::optional<Watts> host;  // per node: CPUs, memory, NICs, fans; default per accelerator slot (calibration)
+  Watts switch_power{690};    // per scale-out switch: measured, Dell MLPerf v4.1 power logs (QM9700-class, sw_0.txt)
+  int switch_radix = 64;      // ports per switch: NVIDIA Quantum-2 QM9700, 64 x NDR 400 Gb/s
+  double psu_efficiency = 1;  // AC to DC: energy at the wall = DC energy / psu_efficiency
+  double pue = 1;             // facility overhead (cooling, distribution) on the wall energy
+};
 
 struct Platform {
   std::string name;
@@ -24,6 +35,7 @@ struct Platform {
   /// Relative standard deviation of one accelerator's compute time from step to step (OS noise,
   /// clocks, thermal throttling): what stragglers are drawn from.
   double compute_jitter = 0;
+  PlatformPower power;
 
   int accelerators_per_node() const { return topology.accelerators_per_node; }
   int nodes_for(int accelerators) const {

@@ -45,6 +45,7 @@ struct Tier {
   double efficiency = 1;  // fraction of the line rate sustained by ring traffic (Simple protocol)
   double oversubscription = 1;  // fat tree: downlink / uplink capacity of a leaf switch
   int nodes_per_leaf = 0;       // fat tree: nodes under one leaf switch (0: one non-blocking switch)
+  int nics_per_node = 0;        // fat tree: switch ports each node uses (what the switch count follows)
   std::optional<InNetworkReduction> reduction;
   std::vector<MeasuredSegment> measured;  // ascending `from`; empty: the line rate and protocol costs
   /// SMs a collective crossing this tier keeps busy (NCCL channels, one CTA per SM, never shared

@@ -32,6 +32,7 @@ EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& lay, Dur
   const std::int64_t per_replica = (e.samples + lay.dp - 1) / lay.dp;
   const std::int64_t micro_batches = (per_replica + lay.micro_batch - 1) / lay.micro_batch;
   const Duration forward = forward_per_micro_batch * (micro_batches + lay.pp - 1);
+  c.forward = forward;
   c.each = forward + e.overhead + e.host_work / nodes;
   c.total = scale(c.each, c.evaluations);
   return c;

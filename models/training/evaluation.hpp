@@ -18,6 +18,7 @@ double evaluation_interval_samples(const Workload& w, std::int64_t gbs);
 struct EvaluationCost {
   double evaluations = 0;  // expected count (convergence falls on an evaluation)
   Duration each;
+  Duration forward;  // of `each`, the accelerators computing (the rest is overhead and host work)
   Duration total;
 };
 

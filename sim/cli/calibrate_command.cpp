@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "calibration/mlperf/calibrate.hpp"
+#include "calibration/mlperf/power.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/config/loader.hpp"
 #include "sim/core/sha256.hpp"
@@ -64,6 +65,30 @@ int calibrate_mlperf_command(const CalibrateOptions& o) {
   print("in sample:", fit.in_sample);
   if (o.loo) print("leave one system out:", fit.leave_system_out);
   if (o.loko) print("leave one accelerator kind out:", fit.leave_kind_out);
+  std::printf("wrote %s\n", o.out.c_str());
+  return 0;
+}
+
+int calibrate_power_command(const CalibratePowerOptions& o) {
+  const models::Catalog catalog(models::data_root() / "models");
+  const calibration::PlatformCatalog platforms(catalog);
+  const std::string text = config::read_text_file(o.data);
+  const auto rows = calibration::read_power_results(config::CsvTable(text, o.data));
+  const calibration::SystemModelInputs inputs{catalog, platforms, models::default_calibration(), 0, 1};
+  const calibration::PowerFit fit = calibration::fit_power(rows, inputs, models::PowerCalibration{});
+  const std::string command = "build/scalepoint calibrate power --data " + o.data + " --out " + o.out;
+  const std::filesystem::path out(o.out);
+  output::StagedFiles files(out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path());
+  files.write(out.filename().string(), calibration::power_yaml(fit, o.data, sha256_hex(text), command));
+  files.commit();
+  std::printf("compute_fraction %.4f%s on %zu row(s)\n", fit.calibration.compute_fraction,
+              fit.at_bound ? " (at its physical bound: a mechanism is missing)" : "", fit.rows.size());
+  for (const auto& f : fit.rows) {
+    std::printf("  %-36.36s %5d x %-16.16s busy %.2f  power %6.0f W vs %6.0f (%+.1f%%)  energy %8.0f kJ vs %8.0f (%+.1f%%; time %+.1f%%)\n",
+                (f.row.system.submitter + " " + f.row.system.system_name).c_str(), f.row.system.accelerators,
+                f.prediction.kind.c_str(), f.busy_share, f.predicted_power_w, f.row.power_w, 100 * f.power_error,
+                f.predicted_energy_kj, f.row.energy_kj, 100 * f.energy_error, 100 * f.time_error);
+  }
   std::printf("wrote %s\n", o.out.c_str());
   return 0;
 }

@@ -85,6 +85,14 @@ struct CalibrateOptions {
 /// `scalepoint calibrate mlperf`: fit the model's free parameters to published times.
 int calibrate_mlperf_command(const CalibrateOptions& options);
 
+struct CalibratePowerOptions {
+  std::string data;
+  std::string out = "calibration/params/power_v4.1.yaml";
+};
+
+/// `scalepoint calibrate power`: fit the power model's compute share to MLPerf Power rows.
+int calibrate_power_command(const CalibratePowerOptions& options);
+
 struct CalibrateNetworkOptions {
   std::vector<std::string> inputs;  // scalepoint-bench CSV, nccl-tests text or JSON, OSU output
   std::string base = "localhost";   // the platform the segments are added to

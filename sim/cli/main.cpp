@@ -97,6 +97,10 @@ int main(int argc, char** argv) {
   calibrate_mlperf->add_option("--out,-o", calibrate.out, "parameter file")->capture_default_str();
   calibrate_mlperf->add_flag("--loo", calibrate.loo, "also leave each system out in turn (minutes), and set the model error");
   calibrate_mlperf->add_flag("--loko", calibrate.loko, "also leave each accelerator kind out in turn");
+  sp::cli::CalibratePowerOptions power;
+  CLI::App* calibrate_power = calibrate_cmd->add_subcommand("power", "fit the power model to MLPerf Power energies");
+  calibrate_power->add_option("--data", power.data, "MLPerf Power CSV (calibration/data/mlperf/power_v4.1.csv)")->required();
+  calibrate_power->add_option("--out,-o", power.out, "parameter file")->capture_default_str();
   sp::cli::CalibrateNetworkOptions network;
   CLI::App* calibrate_network =
       calibrate_cmd->add_subcommand("network", "piecewise alpha-beta segments per tier from measured collectives");
@@ -177,6 +181,7 @@ int main(int argc, char** argv) {
     if (sweep_cmd->parsed()) return sp::cli::sweep_command(sweep);
     if (report_cmd->parsed()) return sp::cli::report_command(report_dir);
     if (calibrate_mlperf->parsed()) return sp::cli::calibrate_mlperf_command(calibrate);
+    if (calibrate_power->parsed()) return sp::cli::calibrate_power_command(power);
     if (calibrate_network->parsed()) return sp::cli::calibrate_network_command(network);
     if (calibrate_compute->parsed()) return sp::cli::calibrate_compute_command(compute);
     if (check_cmd->parsed()) return sp::cli::compute_check_command(check);

@@ -98,12 +98,17 @@ int run_command(const RunOptions& o) {
                 spec.platform.accelerators_per_node());
     std::fputs(console_table(table).c_str(), stdout);
     std::vector<int> n;
-    std::vector<double> t;
+    std::vector<double> t, energy;
+    constexpr double nan = std::numeric_limits<double>::quiet_NaN();
     for (const ScalingPoint& p : points) {
       n.push_back(p.estimate.accelerators);
-      t.push_back(p.estimate.ok() ? to_seconds(p.estimate.time_to_train) : std::numeric_limits<double>::quiet_NaN());
+      t.push_back(p.estimate.ok() ? to_seconds(p.estimate.time_to_train) : nan);
+      energy.push_back(p.energy.ok ? p.energy.total().value() : nan);
     }
-    std::printf("break-even points (time to train):\n%s", describe(break_even_points(n, t)).c_str());
+    std::printf("break-even points (time to train; energy):\n%s", describe(break_even_points(n, t, {}, &energy)).c_str());
+    if (!points.empty() && !points.front().energy.ok && points.front().estimate.ok()) {
+      std::printf("no energy: %s\n", points.front().energy.why.c_str());
+    }
     for (const ScalingPoint& p : points) {
       if (!p.estimate.ok()) std::printf("N=%d %s: %s\n", p.estimate.accelerators, p.estimate.status.c_str(), p.estimate.message.c_str());
     }

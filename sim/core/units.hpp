@@ -1,5 +1,5 @@
 // Strong types for the physical quantities the model computes with. Each is a double in its SI
-// base unit (bytes, FLOP, bytes/s, FLOP/s, watts); only physically meaningful operators exist, so
+// base unit (bytes, FLOP, bytes/s, FLOP/s, watts, joules); only physically meaningful operators exist, so
 // "bytes / FLOP/s" does not compile. Conversion to a bare double is explicit (.value()).
 #pragma once
 
@@ -35,6 +35,13 @@ using Flops = Quantity<struct FlopsTag>;                    // floating-point op
 using BytesPerSecond = Quantity<struct BytesPerSecondTag>;  // B/s
 using FlopsPerSecond = Quantity<struct FlopsPerSecondTag>;  // FLOP/s
 using Watts = Quantity<struct WattsTag>;                    // W
+using Joules = Quantity<struct JoulesTag>;                  // J
+
+/// Energy drawn at power `p` for `d`.
+constexpr Joules operator*(Watts p, Duration d) { return Joules(p.value() * to_seconds(d)); }
+constexpr Joules operator*(Duration d, Watts p) { return p * d; }
+/// Average power of `e` spread over `d`.
+constexpr Watts operator/(Joules e, Duration d) { return Watts(e.value() / to_seconds(d)); }
 
 /// Time to move `b` at rate `r`, rounded to the nearest picosecond.
 inline Duration operator/(Bytes b, BytesPerSecond r) { return seconds(b.value() / r.value()); }

@@ -1,19 +1,29 @@
 #include "sim/scenario/break_even.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
 namespace sp {
 
 std::vector<BreakEven> break_even_points(const std::vector<int>& n_in, const std::vector<double>& t_in,
-                                         const BreakEvenOptions& o) {
+                                         const BreakEvenOptions& o, const std::vector<double>* e_in) {
   std::vector<int> n;
-  std::vector<double> t;
+  std::vector<double> t, e;
   for (std::size_t i = 0; i < n_in.size(); ++i) {
     if (std::isfinite(t_in[i]) && t_in[i] > 0) {
       n.push_back(n_in[i]);
       t.push_back(t_in[i]);
+      e.push_back(e_in && i < e_in->size() ? (*e_in)[i] : std::numeric_limits<double>::quiet_NaN());
+    }
+  }
+  BreakEven energy{"energy_optimal", "N with the least energy per run", std::nullopt};
+  double least = 0;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    if (std::isfinite(e[i]) && (!energy.accelerators || e[i] < least)) {
+      least = e[i];
+      energy.accelerators = n[i];
     }
   }
   BreakEven eff{"efficiency", fmt::format("largest N with E' >= {}", o.efficiency_threshold), std::nullopt};
@@ -34,6 +44,7 @@ std::vector<BreakEven> break_even_points(const std::vector<int>& n_in, const std
   }
   const auto finish = [&](std::vector<BreakEven> v) {
     if (o.deadline_s) v.push_back(cheapest);
+    if (e_in) v.push_back(energy);
     for (BreakEven& b : v) {
       for (std::size_t i = 0; b.accelerators && i < n.size(); ++i) {
         if (n[i] == *b.accelerators) b.time_s = t[i];

@@ -8,7 +8,8 @@
 //    curve's ends, after scaling both axes to [0, 1]: Kneedle);
 //  - time_x_gpu_hours: the N that minimises time x GPU-hours = N x T^2;
 //  - deadline_cheapest: with a deadline, the N that trains within it for the fewest
-//    accelerator-hours N x T (at a price per accelerator-hour, the cheapest configuration).
+//    accelerator-hours N x T (at a price per accelerator-hour, the cheapest configuration);
+//  - energy_optimal: with energies per run, the N that trains for the least energy.
 #pragma once
 
 #include <optional>
@@ -30,9 +31,11 @@ struct BreakEvenOptions {
   std::optional<double> deadline_s;  // adds deadline_cheapest
 };
 
-/// `n` ascending, `time` the time to train at each (NaN for points without one, skipped).
+/// `n` ascending, `time` the time to train at each (NaN for points without one, skipped);
+/// `energy` (one per point, NaN where unknown) adds energy_optimal.
 std::vector<BreakEven> break_even_points(const std::vector<int>& n, const std::vector<double>& time,
-                                         const BreakEvenOptions& options = {});
+                                         const BreakEvenOptions& options = {},
+                                         const std::vector<double>* energy = nullptr);
 
 /// "efficiency (E' >= 0.5): 256 | doubling (< 1.1x per doubling): 512 | ..."
 std::string describe(const std::vector<BreakEven>& points);

@@ -23,6 +23,9 @@ struct ColumnDef {
 };
 
 double s(Duration d) { return to_seconds(d); }
+constexpr double kJoulesPerKwh = 3.6e6;
+/// An energy figure, NaN where the model has none (no TDP for the accelerator).
+double kwh(const ScalingPoint& p, Joules j) { return p.energy.ok ? j.value() / kJoulesPerKwh : kNaN; }
 double minutes(Duration d) { return to_seconds(d) / 60.0; }
 
 const std::vector<ColumnDef>& column_defs() {
@@ -79,6 +82,22 @@ const std::vector<ColumnDef>& column_defs() {
        [](P p) { return minutes(p.estimate.p50); }},
       {"time_to_train_p90_min", "min", "90th percentile of the MLPerf score", false, true,
        [](P p) { return minutes(p.estimate.p90); }},
+      {"accelerator_busy_share", "1", "share of the run the accelerators run kernels (the rest they wait)", false,
+       true, [](P p) { return p.energy.ok ? p.energy.busy_share() : kNaN; }},
+      {"power_per_accelerator_w", "W", "average board power of one accelerator over the run", false, true,
+       [](P p) { return p.energy.ok ? p.energy.accelerators.value() / p.estimate.accelerators / s(p.energy.run) : kNaN; }},
+      {"power_system_kw", "kW", "average power of nodes and switches over the run (DC)", false, true,
+       [](P p) { return p.energy.ok ? p.energy.average().value() / 1e3 : kNaN; }},
+      {"energy_nodes_kwh", "kWh", "energy of the nodes per run, DC: what MLPerf Power scores without switch estimates",
+       false, true, [](P p) { return kwh(p, p.energy.nodes()); }},
+      {"energy_kwh", "kWh", "energy per run of nodes and scale-out switches (DC)", false, true,
+       [](P p) { return kwh(p, p.energy.total()); }},
+      {"energy_p10_kwh", "kWh", "energy of the 10th-percentile run at the expected average power", false, true,
+       [](P p) { return kwh(p, p.energy_p10); }},
+      {"energy_p90_kwh", "kWh", "energy of the 90th-percentile run at the expected average power", false, true,
+       [](P p) { return kwh(p, p.energy_p90); }},
+      {"energy_facility_kwh", "kWh", "energy per run at the wall, PSU losses and PUE included", false, true,
+       [](P p) { return kwh(p, p.energy.facility()); }},
       {"speedup", "1", "T_ref / T_N against the smallest N that fits", false, true, [](P p) { return p.speedup; }},
       {"e_prime", "1", "per-accelerator efficiency E' = (T_ref/T_N) / (N/N_ref)", false, true,
        [](P p) { return p.e_prime; }},
@@ -137,6 +156,7 @@ std::string console_table(const output::Table& t) {
       {"time_to_train_p10_min", "p10", "{:.3f}", 1},
       {"time_to_train_p90_min", "p90", "{:.3f}", 1},
       {"e_prime", "E'", "{:.3f}", 1},
+      {"energy_kwh", "kWh", "{:.1f}", 1},
   };
   const output::Column& status = t.column("status");
   std::vector<std::vector<std::string>> cells;

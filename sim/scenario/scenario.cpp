@@ -207,6 +207,11 @@ std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec, bool timelines)
                                                   spec.parallel_spec(n), spec.fidelity);
     models::add_prediction_interval(p.estimate, spec.workload, spec.platform, spec.samples, spec.seed,
                                     static_cast<std::uint64_t>(n));
+    p.energy = models::estimate_energy(p.estimate, spec.platform, spec.power);
+    if (p.energy.ok) {
+      p.energy_p10 = p.energy.average() * p.estimate.p10;
+      p.energy_p90 = p.energy.average() * p.estimate.p90;
+    }
     if (timelines && p.estimate.ok()) {
       models::StepTrace trace;
       models::simulate_step(spec.workload, spec.platform, p.estimate.layout, n, spec.fidelity, &trace);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/catalog.hpp"
+#include "models/energy/energy.hpp"
 #include "models/network/platform.hpp"
 #include "models/training/time_to_train.hpp"
 #include "models/workloads/workload.hpp"
@@ -38,6 +39,7 @@ struct ScenarioSpec {
   models::Fidelity fidelity = models::Fidelity::analytic;  // of the collectives
   models::ParallelSpecs parallelism;  // overrides of the workload's layouts
   int samples = 100;                  // Monte Carlo replicates for the prediction interval
+  models::PowerCalibration power = models::default_power_calibration();
 
   /// The layout spec at N: the workload's, then the scenario's overrides.
   models::ParallelSpec parallel_spec(int accelerators) const;
@@ -66,6 +68,8 @@ struct ScalingPoint {
   // more of the step outside compute (exposed communication, bubble, stragglers, optimizer), and
   // evaluation that does not shrink with N.
   double loss_convergence = 1, loss_compute = 1, loss_step_overhead = 1, loss_evaluation = 1;
+  models::EnergyEstimate energy;    // of the expected run
+  Joules energy_p10, energy_p90;    // the interval's runs at the expected run's average power
   std::string timeline;  // the step as Chrome trace JSON, when asked for
 };
 

@@ -49,6 +49,7 @@ SweepReport read_sweep_report(const std::string& dir) {
     r.deadline_s = spec.deadline_s;
   }
   const config::CsvTable t = config::CsvTable::read(csv.string());
+  r.has_energy = t.has_column("energy_kwh");
   std::vector<std::string> keys;
   for (const auto& h : t.header()) {
     if (h.rfind("sweep.", 0) == 0 && h != "sweep.accelerators") keys.push_back(h.substr(6));
@@ -74,6 +75,8 @@ SweepReport read_sweep_report(const std::string& dir) {
     g.n.push_back(static_cast<int>(*n));
     g.time_s.push_back(ok ? t.number(row, "time_to_train_s").value_or(kNaN) : kNaN);
     g.e_prime.push_back(ok ? t.number(row, "e_prime").value_or(kNaN) : kNaN);
+    // Sweeps written before energy existed have no such column: no energy_optimal then.
+    if (r.has_energy) g.energy_kwh.push_back(ok ? t.number(row, "energy_kwh").value_or(kNaN) : kNaN);
   }
   // A `label` names the values it is zipped with: a key whose value the label determines is not
   // repeated in the group's name; keys of other axes are (by the last part of their path).
@@ -103,7 +106,7 @@ SweepReport read_sweep_report(const std::string& dir) {
       g.label += (g.label.empty() ? "" : " ") + (k == "base" || k == "label" ? value_text(k, v) : shortk + "=" + v);
     }
     if (g.label.empty()) g.label = r.name;
-    g.break_even = break_even_points(g.n, g.time_s, opt);
+    g.break_even = break_even_points(g.n, g.time_s, opt, r.has_energy ? &g.energy_kwh : nullptr);
   }
   return r;
 }
@@ -207,13 +210,20 @@ std::vector<std::string> write_sweep_report(const SweepReport& r, const std::str
   md += "Break-even N per group (DESIGN.md definitions; `-`: not reached in the range swept):\n\n";
   md += "| group | E' >= 0.5 | doubling < 1.1x | knee of log T | N x T^2 minimum |";
   if (r.deadline_s) md += fmt::format(" cheapest within {:.0f} min |", *r.deadline_s / 60);
-  md += "\n|---|---:|---:|---:|---:|" + std::string(r.deadline_s ? "---:|" : "") + "\n";
+  const bool energy = r.has_energy;
+  if (energy) md += " least energy per run |";
+  md += "\n|---|---:|---:|---:|---:|" + std::string(r.deadline_s ? "---:|" : "") + (energy ? "---:|" : "") + "\n";
   for (const auto& g : r.groups) {
     md += "| " + g.label;
     for (const auto& b : g.break_even) {
       md += " | " + n_text(b);
       if (b.name == "deadline_cheapest" && b.accelerators) {
         md += fmt::format(" ({:.1f} min{})", b.time_s / 60, r.gpu_hour_usd ? ", $" + cost(b) : "");
+      }
+      if (b.name == "energy_optimal" && b.accelerators) {
+        for (std::size_t i = 0; i < g.n.size(); ++i) {
+          if (g.n[i] == *b.accelerators) md += fmt::format(" ({:.3g} kWh)", g.energy_kwh[i]);
+        }
       }
     }
     md += " |\n";

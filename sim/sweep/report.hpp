@@ -18,12 +18,14 @@ struct ReportGroup {
   std::vector<std::pair<std::string, std::string>> axes;  // swept key -> value (accelerators excluded)
   std::vector<int> n;
   std::vector<double> time_s, e_prime;           // NaN where the point did not fit
+  std::vector<double> energy_kwh;                 // per run; empty when the sweep has no energy column
   std::vector<BreakEven> break_even;
 };
 
 struct SweepReport {
   std::string name;
   std::optional<double> gpu_hour_usd, deadline_s;
+  bool has_energy = false;  // sweep.csv has energy_kwh (sweeps written before the energy model have not)
   std::vector<std::string> axis_keys;  // swept keys other than accelerators
   std::vector<ReportGroup> groups;
 };

@@ -78,4 +78,16 @@ TEST(BreakEven, CheapestWithinADeadline) {
   EXPECT_EQ(point(break_even_points(kN, kT, o), "deadline_cheapest"), std::nullopt);
   EXPECT_EQ(break_even_points(kN, kT).size(), 4u);  // without a deadline, no such definition
 }
+
+TEST(BreakEven, EnergyOptimalIsTheLeastEnergyPerRun) {
+  // Energies per run (kWh) with a minimum at 32 and an unknown one at 16 (skipped); without
+  // energies the definition is absent, with none known it is "not reached".
+  const std::vector<double> e = {5.0, std::nan(""), 4.0, 4.5, 6, 7, 8, 9};
+  const auto b = break_even_points(kN, kT, {}, &e);
+  EXPECT_EQ(point(b, "energy_optimal"), 32);
+  EXPECT_DOUBLE_EQ(b.back().time_s, 32);
+  const std::vector<double> none(kN.size(), std::nan(""));
+  EXPECT_EQ(point(break_even_points(kN, kT, {}, &none), "energy_optimal"), std::nullopt);
+  for (const auto& p : break_even_points(kN, kT)) EXPECT_NE(p.name, "energy_optimal");
+}
 }  // namespace sp

@@ -89,6 +89,13 @@ TEST(BadScenario, OverridesAreReportedAtTheArgument) {
       {{"good.yaml", {"seed"}}, "--set seed: expected key.path=value (e.g. --set platform.scale_out.nics=4)"},
       // A mapping the override creates is the argument's too, not the scenario file's.
       {{"good.yaml", {"foo.bar=1"}}, "--set foo.bar=1: foo: unknown key (valid keys: "},
+      // The energy model's platform keys.
+      {{"good.yaml", {"platform.power.pue=0.9"}}, "--set platform.power.pue=0.9: platform.power.pue: must be between 1 and 3"},
+      {{"good.yaml", {"platform.power.host=\"-1 kW\""}},
+       "platform.power.host: must be between 0 W and 1 MW"},
+      {{"good.yaml", {"platform.power.switch=\"5 GB/s\""}}, "platform.power.switch: \"5 GB/s\" is a bandwidth"},
+      {{"good.yaml", {"platform.power.psu_efficiency=1.2"}}, "platform.power.psu_efficiency: must be above 0.5 and at most 1"},
+      {{"good.yaml", {"platform.power.switch_radix=1"}}, "platform.power.switch_radix: must be between 2 and 4096 ports"},
   };
   for (const auto& [c, expected] : cases) {
     const std::string msg = message_of(c);

@@ -171,11 +171,13 @@ TEST(Sweep, ReportGivesEveryBreakEvenPerGroup) {
   const std::string md = slurp(dir / "report.md");
   // 12 points, grouped by what they set besides N: here each point is its own group (seed and
   // accelerator lists differ); the failed ones have no curve and every break-even is "-".
-  EXPECT_NE(md.find("| group | E' >= 0.5 | doubling < 1.1x | knee of log T | N x T^2 minimum |"), std::string::npos)
+  EXPECT_NE(md.find("| group | E' >= 0.5 | doubling < 1.1x | knee of log T | N x T^2 minimum | least energy per run |"),
+            std::string::npos)
       << md;
   EXPECT_NE(md.find("| seed=1 | "), std::string::npos) << md;
   const std::string csv = slurp(dir / "report.csv");
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 12 * 4);  // 4 definitions (no deadline)
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 12 * 5);  // 5 definitions (no deadline)
+  EXPECT_NE(csv.find(",energy_optimal,"), std::string::npos) << csv;
   EXPECT_EQ(shell(std::string(SP_CLI) + " report " + fresh("nothing").string()).status, 2);
 }
 
