@@ -62,14 +62,19 @@ void resolve_includes(YAML::Node node, const fs::path& dir, const std::string& p
   };
 
   if (node.IsMap()) {
+    // Replace included values through their own nodes after the walk: looking a key up again
+    // (node[key]) inserts a new pair when the key is not a plain scalar (a null or complex key),
+    // which invalidates the iteration (found by fuzzing: heap use after free).
+    std::vector<std::pair<YAML::Node, YAML::Node>> included;
     for (auto kv : node) {
-      const std::string child_path = join_key(path, kv.first.Scalar());
+      const std::string child_path = join_key(path, kv.first.IsScalar() ? kv.first.Scalar() : std::string("?"));
       if (kv.second.Tag() == "!include") {
-        node[kv.first.Scalar()] = include(kv.second, child_path);
+        included.emplace_back(kv.second, include(kv.second, child_path));
       } else {
         resolve_includes(kv.second, dir, child_path, file, ctx, depth);
       }
     }
+    for (auto& [value, replacement] : included) value = replacement;
   } else if (node.IsSequence()) {
     for (std::size_t i = 0; i < node.size(); ++i) {
       const std::string child_path = path + "[" + std::to_string(i) + "]";

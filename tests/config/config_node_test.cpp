@@ -171,6 +171,16 @@ TEST(Includes, AnAliasBombIsRefusedNotExpanded) {
   EXPECT_EQ(e.message(), "expands to more than 1000000 YAML nodes");
 }
 
+TEST(Includes, AnIncludeUnderANullKeyIsSplicedInPlace) {
+  // Found by fuzz_scenario (tests/fuzz): ": !include x" (a null key) made the loader look the key
+  // up again, insert a second pair while walking the map, and read freed memory. The include is
+  // now spliced through its own node, and the null key gets the loader's usual message.
+  const std::string dir = temp_dir();
+  write(dir + "/inner3.yaml", "x: 1\n");
+  write(dir + "/null_key.yaml", "a: 1\n: !include inner3.yaml\nb: 2\n");
+  EXPECT_EQ(error_of([&] { load_file(dir + "/null_key.yaml").entries(); }).message(), "keys must be plain names");
+}
+
 TEST(Includes, CyclesAreCaught) {
   const std::string dir = temp_dir();
   write(dir + "/loop.yaml", "self: !include loop.yaml\n");
