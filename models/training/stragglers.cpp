@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <map>
-#include <mutex>
 
 #include "sim/core/det_math.hpp"
 
@@ -44,13 +43,11 @@ double normal_cdf(double x) { return 0.5 * erfc_det(-x / 1.4142135623730951); }
 
 MaxMoments max_of_normals(int n) {
   if (n <= 1) return {0.0, n == 1 ? 1.0 : 0.0};
-  // Pure in n and asked for again and again (every step of every point): remember it.
-  static std::mutex mutex;
-  static std::map<int, MaxMoments> memo;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = memo.find(n); it != memo.end()) return it->second;
-  }
+  // Pure in n and asked for again and again (every step of every point): each thread remembers
+  // what it computed, so no state is shared between threads (sweeps, calibration's folds) and
+  // the value never depends on which thread asked first.
+  thread_local std::map<int, MaxMoments> memo;
+  if (auto it = memo.find(n); it != memo.end()) return it->second;
   // E[g(M)] = integral of g(x) n phi(x) Phi(x)^(n-1) dx, a smooth integrand: Simpson's rule
   // from -8 (where Phi^(n-1) has vanished) to well past the bulk of the maximum.
   constexpr int kIntervals = 4000;
@@ -69,7 +66,6 @@ MaxMoments max_of_normals(int n) {
   }
   const double mean = s1 / wsum;
   const MaxMoments m{mean, s2 / wsum - mean * mean};
-  std::lock_guard<std::mutex> lock(mutex);
   memo.emplace(n, m);
   return m;
 }

@@ -15,7 +15,7 @@ namespace sp {
 
 namespace fs = std::filesystem;
 
-fs::path find_platform_file(const std::string& name) {
+fs::path find_platform_file(const std::string& name, const SourceLocation& where, const std::string& key) {
   fs::path file(name);
   if (!fs::exists(file)) {
     const fs::path dir = models::data_root() / "scenarios" / "platforms";
@@ -30,7 +30,7 @@ fs::path find_platform_file(const std::string& name) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
       const auto guess = config::closest_match(name, known);
-      throw InputError(SourceLocation{"--platform", 0, 0}, "", "unknown platform '" + name + "'",
+      throw InputError(where, key, "unknown platform '" + name + "'",
                        (guess ? "did you mean '" + *guess + "'? " : std::string()) + "known: " + list +
                            ", or a path to a platform file");
     }
@@ -38,8 +38,9 @@ fs::path find_platform_file(const std::string& name) {
   return file;
 }
 
-models::Platform load_platform(const std::string& name, const models::Catalog& catalog) {
-  return models::parse_platform(config::load_file(find_platform_file(name).string()), catalog);
+models::Platform load_platform(const std::string& name, const models::Catalog& catalog, const SourceLocation& where,
+                               const std::string& key) {
+  return models::parse_platform(config::load_file(find_platform_file(name, where, key).string()), catalog);
 }
 
 std::vector<Bytes> size_range(const std::string& spec, double factor) {
@@ -118,7 +119,9 @@ output::Table validate_collectives(const std::string& published_csv, const model
   std::vector<std::string> names, ops, requested, chosen, sources;
   for (std::size_t i = 0; i < csv.rows(); ++i) {
     const std::string name = csv.cell(i, "platform");
-    if (!platforms.count(name)) platforms.emplace(name, load_platform(name, catalog));
+    if (!platforms.count(name)) {
+      platforms.emplace(name, load_platform(name, catalog, SourceLocation{csv.file(), csv.line(i), 0}, "platform"));
+    }
     const models::Platform& p = platforms.at(name);
     const auto op = models::op_from_name(csv.cell(i, "op"));
     if (!op) csv.fail(i, "op", "unknown collective '" + csv.cell(i, "op") + "'");

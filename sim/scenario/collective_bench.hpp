@@ -10,14 +10,20 @@
 #include "models/catalog.hpp"
 #include "models/collective/fidelity.hpp"
 #include "models/network/platform.hpp"
+#include "sim/core/error.hpp"
 #include "sim/output/table.hpp"
 
 namespace sp {
 
-/// A platform by file path, or by name in scenarios/platforms ("dgx_h100").
-models::Platform load_platform(const std::string& name_or_file, const models::Catalog& catalog);
-/// The file behind a platform name (scenarios/platforms/NAME.yaml) or path; InputError when none.
-std::filesystem::path find_platform_file(const std::string& name_or_file);
+/// A platform by file path, or by name in scenarios/platforms ("dgx_h100"); `where` and `key`
+/// name the input that gave the name (the --platform argument, or a file's row and column).
+models::Platform load_platform(const std::string& name_or_file, const models::Catalog& catalog,
+                               const SourceLocation& where = {"--platform", 0, 0}, const std::string& key = "");
+/// The file behind a platform name (scenarios/platforms/NAME.yaml) or path; InputError at
+/// `where` when none.
+std::filesystem::path find_platform_file(const std::string& name_or_file,
+                                         const SourceLocation& where = {"--platform", 0, 0},
+                                         const std::string& key = "");
 
 /// "8B:8GiB" with a step factor (nccl-tests -b/-e/-f), or a single size "64MiB".
 std::vector<Bytes> size_range(const std::string& spec, double factor);

@@ -126,8 +126,8 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
     if (which == "none") {
       calibration = {};
     } else if (which != "default") {
-      const std::filesystem::path file = std::filesystem::path(file_dir(file)) / which;
-      calibration = models::parse_calibration(config::load_file(file.string()));
+      const std::filesystem::path params = std::filesystem::path(file_dir(file)) / which;
+      calibration = models::parse_calibration(config::load_file(params.string()));
     }
   }
   calibration.apply(s.workload);

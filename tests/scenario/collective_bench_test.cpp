@@ -2,7 +2,11 @@
 // `scalepoint collective`.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "sim/config/loader.hpp"
@@ -37,6 +41,25 @@ TEST(CollectiveValidation, CommittedTableIsCurrent) {
   const std::string committed =
       config::read_text_file(std::string(SP_SOURCE_DIR) + "/results/validation/collectives.csv");
   EXPECT_EQ(fresh, committed) << "regenerate it with the command above";
+}
+
+TEST(CollectiveValidation, AnUnknownPlatformNamesItsRow) {
+  const std::string file = "/tmp/sp_nccl_unknown_platform_" + std::to_string(::getpid()) + ".csv";
+  {
+    std::ofstream f(file);
+    f << "platform,op,ranks,bytes,algorithm,time_us,busbw_gbs,source,note\n"
+      << "dgx_h100,all_reduce,8,8,auto,13.35,,x,\n"
+      << "dgx_h1000,all_reduce,8,8,auto,13.35,,x,\n";
+  }
+  try {
+    validate_collectives(file, catalog());
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(file + ":3:"), std::string::npos) << what;
+    EXPECT_NE(what.find("platform: unknown platform 'dgx_h1000' (did you mean 'dgx_h100'?"), std::string::npos) << what;
+  }
+  std::remove(file.c_str());
 }
 
 TEST(CollectiveBench, SizeRangesStepByTheFactor) {

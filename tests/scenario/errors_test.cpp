@@ -113,4 +113,18 @@ TEST(GoodScenario, LoadsAndNamesItsParts) {
   EXPECT_EQ(s.file_sha256.size(), 64u);
 }
 
+TEST(GoodScenario, CalibrationFileIsFoundBesideTheScenario) {
+  // A parameter file named relative to the scenario (a clang warning found the path was built from
+  // itself); `none` runs uncalibrated, so BERT's software efficiency differs from the default's.
+  const auto load = [](const char* value) {
+    return load_scenario(bad("good.yaml"), {config::parse_override(std::string("calibration=") + value)}, catalog());
+  };
+  const ScenarioSpec rel = load("../../../calibration/params/mlperf_v4.1.yaml");
+  const ScenarioSpec none = load("none");
+  const ScenarioSpec def = load_scenario(bad("good.yaml"), {}, catalog());
+  EXPECT_EQ(rel.workload.software_efficiency, def.workload.software_efficiency);
+  EXPECT_NE(none.workload.software_efficiency, def.workload.software_efficiency);
+  EXPECT_NE(message_of({"good.yaml", {"calibration=no_such_params.yaml"}}).find("no_such_params.yaml"), std::string::npos);
+}
+
 }  // namespace sp
