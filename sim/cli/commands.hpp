@@ -20,6 +20,17 @@ struct RunOptions {
   std::vector<std::string> command_line;
 };
 
+struct ColocateOptions {
+  std::string scenario;
+  std::string validate;  // published co-location speedups to compare with
+  std::string out_dir;
+  std::vector<std::string> overrides;
+  bool quiet = false;
+};
+
+/// `scalepoint colocate`: K small jobs on one accelerator under each sharing strategy.
+int colocate_command(const ColocateOptions& options);
+
 /// `scalepoint run`: simulate, print the table, write summary.csv, results.h5, manifest.yaml and
 /// scaling.png into the output folder. Returns the exit status.
 int run_command(const RunOptions& options);

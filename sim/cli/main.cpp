@@ -18,6 +18,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   sp::cli::RunOptions run;
+  sp::cli::ColocateOptions colocate;
+  CLI::App* colocate_cmd = app.add_subcommand("colocate", "K small trainings on one accelerator, per sharing strategy");
+  colocate_cmd->add_option("scenario", colocate.scenario, "co-location scenario YAML (scenarios/colocation/)");
+  colocate_cmd->add_option("--validate", colocate.validate,
+                           "compare with published speedups (calibration/data/colocation/hfta_pointnet.csv)");
+  colocate_cmd->add_option("--out,-o", colocate.out_dir, "output folder (default results/colocation/<name>)");
+  colocate_cmd->add_option("--set", colocate.overrides, "override a key before parsing: key.path=value");
+  colocate_cmd->add_flag("--quiet,-q", colocate.quiet, "print nothing but errors");
   CLI::App* run_cmd = app.add_subcommand("run", "simulate a scenario over its accelerator counts");
   run_cmd->add_option("scenario", run.scenario, "scenario YAML file")->required();
   run_cmd->add_option("--out,-o", run.out_dir, "output folder (default results/<scenario name>)");
@@ -169,6 +177,7 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (colocate_cmd->parsed()) return sp::cli::colocate_command(colocate);
     if (run_cmd->parsed()) {
       run.command_line = args;
       return sp::cli::run_command(run);

@@ -79,7 +79,7 @@ TEST(Catalog, HardwareFilesCarryTheReferenceFigures) {
   EXPECT_DOUBLE_EQ(h100.scale_up_bandwidth.value(), 450e9);  // 900 GB/s bidirectional
   EXPECT_EQ(h100.typical_accelerators_per_node, 8);
   EXPECT_DOUBLE_EQ(h100.typical_nic_bandwidth.value(), 50e9);  // 400 Gb/s
-  EXPECT_EQ(catalog().accelerators().size(), 20u);
+  EXPECT_EQ(catalog().accelerators().size(), 22u);
 }
 
 TEST(Catalog, UnknownNamesGetADidYouMean) {

@@ -1,0 +1,255 @@
+#include "models/colocation/colocation_sim.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <numeric>
+
+#include "sim/core/engine.hpp"
+
+namespace sp::models {
+
+namespace {
+
+struct JobState {
+  bool admitted = false, issuing_started = false, done = false;
+  double steps_left = 0;
+  std::size_t issued = 0, completed = 0;  // kernels of the current step
+  std::deque<std::size_t> ready;          // launched, not yet started
+  bool current = false;                   // a kernel started and not finished
+  std::size_t kernel = 0;
+  double remaining = 0;  // of the current kernel, in seconds alone
+  double rate = 0;       // progress per second
+  int sms = 0;           // SMs it holds while progressing
+  EventId finish;
+  bool has_finish = false;
+  Duration completion;
+};
+
+class Simulation {
+ public:
+  Simulation(const std::vector<ColocatedJob>& jobs, const DeviceSharing& d) : jobs_(jobs), d_(d), s_(jobs.size()) {}
+
+  ColocationRun run() {
+    for (std::size_t j = 0; j < jobs_.size(); ++j) s_[j].steps_left = jobs_[j].steps;
+    admit();
+    engine_.run();
+    ColocationRun r;
+    r.makespan = last_ - SimTime();
+    for (const JobState& s : s_) r.completion.push_back(s.completion);
+    const double t = to_seconds(r.makespan);
+    r.gpu_busy_share = t > 0 ? busy_s_ / t : 0;
+    r.sm_active = t > 0 ? sm_s_ / t : 0;
+    r.energy = Joules(energy_j_);
+    r.context_switches = switches_;
+    r.events = engine_.events_processed();
+    return r;
+  }
+
+ private:
+  const StepKernel& kernel_of(std::size_t j, std::size_t k) const { return (*jobs_[j].kernels)[k]; }
+  bool has_work(std::size_t j) const { return s_[j].current || !s_[j].ready.empty(); }
+  bool alive(std::size_t j) const { return s_[j].admitted && !s_[j].done; }
+
+  double stretch() const {
+    double want = 0;
+    for (std::size_t j = 0; j < s_.size(); ++j) {
+      if (alive(j) && s_[j].issuing_started) want += jobs_[j].cpu_cores;
+    }
+    return std::max(1.0, want / d_.host_cores);
+  }
+
+  void admit() {
+    int resident = 0;
+    for (std::size_t j = 0; j < s_.size(); ++j) resident += alive(j) ? 1 : 0;
+    for (std::size_t j = 0; j < s_.size() && resident < d_.admit; ++j) {
+      if (s_[j].admitted) continue;
+      s_[j].admitted = true;
+      ++resident;
+      engine_.schedule_after(jobs_[j].start_up, [this, j] {
+        s_[j].issuing_started = true;
+        begin_step(j);
+      });
+    }
+  }
+
+  void begin_step(std::size_t j) {
+    if (s_[j].steps_left <= 0 || jobs_[j].kernels->empty()) return finish_job(j);
+    s_[j].issued = s_[j].completed = 0;
+    issue_next(j);
+  }
+
+  void issue_next(std::size_t j) {
+    const StepKernel& k = kernel_of(j, s_[j].issued);
+    engine_.schedule_after(scale(jobs_[j].dispatch_per_launch, k.launches * stretch()), [this, j] {
+      s_[j].ready.push_back(s_[j].issued++);
+      if (s_[j].issued < jobs_[j].kernels->size()) issue_next(j);
+      update();
+    });
+  }
+
+  void kernel_done(std::size_t j) {
+    s_[j].has_finish = false;
+    advance();
+    JobState& s = s_[j];
+    s.current = false;
+    s.remaining = s.rate = 0;
+    s.sms = 0;
+    if (++s.completed == jobs_[j].kernels->size()) {
+      // The step's synchronisation: the host learns the step ended, then does its own work.
+      s.steps_left -= 1;
+      engine_.schedule_after(scale(jobs_[j].host_per_step, stretch()), [this, j] { begin_step(j); });
+    }
+    update();
+  }
+
+  void finish_job(std::size_t j) {
+    s_[j].done = true;
+    s_[j].completion = engine_.now() - SimTime();
+    last_ = std::max(last_, engine_.now());
+    admit();
+    update();
+  }
+
+  // Integrates time, energy and progress from the last change to now.
+  void advance() {
+    const double dt = to_seconds(engine_.now() - then_);
+    then_ = engine_.now();
+    if (dt <= 0) return;
+    int sms = 0;
+    bool contexts = false, busy = false;
+    for (std::size_t j = 0; j < s_.size(); ++j) {
+      JobState& s = s_[j];
+      contexts = contexts || (alive(j) && s.issuing_started);
+      if (s.current && s.rate > 0) {
+        s.remaining = std::max(0.0, s.remaining - s.rate * dt);
+        sms += s.sms;
+        busy = true;
+      }
+    }
+    const double share = std::min(1.0, static_cast<double>(sms) / d_.sms);
+    const AcceleratorPower& p = d_.power;
+    const double watts = p.idle.value() + (contexts ? (p.wait - p.idle).value() : 0.0) + share * (p.busy - p.wait).value();
+    energy_j_ += watts * dt;
+    busy_s_ += busy ? dt : 0;
+    sm_s_ += share * dt;
+  }
+
+  void start_head(std::size_t j) {
+    JobState& s = s_[j];
+    s.kernel = s.ready.front();
+    s.ready.pop_front();
+    s.current = true;
+    s.remaining = to_seconds(kernel_of(j, s.kernel).alone);
+  }
+
+  void allocate_exclusive() {
+    const std::size_t n = s_.size();
+    const auto activate = [&](std::size_t next) {
+      // A switch costs only between two live contexts; a context that ended leaves nothing to save.
+      if (held_ && next != active_ && alive(active_)) {
+        ++switches_;
+        switch_end_ = engine_.now() + d_.switch_cost;
+        engine_.schedule_at(switch_end_, [this] { update(); });
+      }
+      held_ = true;
+      active_ = next;
+      slice_start_ = std::max(engine_.now(), switch_end_);
+      engine_.schedule_at(slice_start_ + d_.time_slice, [this] { update(); });
+    };
+    bool others = false;
+    for (std::size_t j = 0; j < n; ++j) others = others || (j != active_ && has_work(j));
+    // A kernel whose end falls on the slice's end finishes first (its completion is due now).
+    const bool due = s_[active_].current && s_[active_].remaining <= 1e-12;
+    const bool expired = engine_.now() - slice_start_ >= d_.time_slice && !due;
+    if (engine_.now() >= switch_end_) {
+      if (!held_ && has_work(active_)) {
+        activate(active_);
+      } else if (!has_work(active_) || (expired && others)) {
+        for (std::size_t step = 1; step <= n; ++step) {
+          const std::size_t next = (active_ + step) % n;
+          if (has_work(next)) {
+            activate(next);
+            break;
+          }
+        }
+      }
+    }
+    for (std::size_t j = 0; j < n; ++j) s_[j].rate = 0, s_[j].sms = 0;
+    if (engine_.now() < switch_end_ || !has_work(active_)) return;
+    JobState& s = s_[active_];
+    if (!s.current) start_head(active_);
+    s.rate = 1;
+    s.sms = kernel_of(active_, s.kernel).width;
+  }
+
+  void allocate_concurrent() {
+    std::vector<std::size_t> run;
+    for (std::size_t j = 0; j < s_.size(); ++j) {
+      if (!s_[j].current && !s_[j].ready.empty()) start_head(j);
+      if (s_[j].current) run.push_back(j);
+    }
+    // Max-min fair SMs with caps: the kernels wanting least are served first.
+    const int client_cap = std::max(1, static_cast<int>(d_.client_sm_share * d_.sms));
+    const auto cap = [&](std::size_t j) { return std::min(kernel_of(j, s_[j].kernel).width, client_cap); };
+    std::sort(run.begin(), run.end(), [&](std::size_t a, std::size_t b) { return cap(a) != cap(b) ? cap(a) < cap(b) : a < b; });
+    int free = d_.sms;
+    for (std::size_t i = 0; i < run.size(); ++i) {
+      const int fair = free / static_cast<int>(run.size() - i);
+      const int got = std::max(std::min(cap(run[i]), fair), free > 0 ? 1 : 0);
+      s_[run[i]].sms = got;
+      s_[run[i]].rate = static_cast<double>(got) / kernel_of(run[i], s_[run[i]].kernel).width;
+      free -= got;
+    }
+    // Memory-bound kernels share the achievable bandwidth: each wants its bytes at its pace.
+    double demand = 0;
+    for (std::size_t j : run) {
+      const StepKernel& k = kernel_of(j, s_[j].kernel);
+      if (k.memory_bound) demand += k.bytes.value() / to_seconds(k.alone) * s_[j].rate;
+    }
+    if (demand > d_.memory_bandwidth.value()) {
+      const double f = d_.memory_bandwidth.value() / demand;
+      for (std::size_t j : run) {
+        if (kernel_of(j, s_[j].kernel).memory_bound) s_[j].rate *= f;
+      }
+    }
+    for (std::size_t j = 0; j < s_.size(); ++j) {
+      if (!s_[j].current) s_[j].rate = 0, s_[j].sms = 0;
+    }
+  }
+
+  void update() {
+    advance();
+    if (d_.mode == DeviceSharing::Mode::exclusive) {
+      allocate_exclusive();
+    } else {
+      allocate_concurrent();
+    }
+    for (std::size_t j = 0; j < s_.size(); ++j) {
+      JobState& s = s_[j];
+      if (s.has_finish) engine_.cancel(s.finish);
+      s.has_finish = false;
+      if (s.current && s.rate > 0) {
+        s.finish = engine_.schedule_after(seconds(s.remaining / s.rate), [this, j] { kernel_done(j); });
+        s.has_finish = true;
+      }
+    }
+  }
+
+  const std::vector<ColocatedJob>& jobs_;
+  const DeviceSharing& d_;
+  std::vector<JobState> s_;
+  Engine engine_;
+  SimTime then_, last_, slice_start_, switch_end_;
+  std::size_t active_ = 0;
+  bool held_ = false;  // some context has held the device
+  double energy_j_ = 0, busy_s_ = 0, sm_s_ = 0;
+  std::uint64_t switches_ = 0;
+};
+
+}  // namespace
+
+ColocationRun simulate_colocation(const std::vector<ColocatedJob>& jobs, const DeviceSharing& device) {
+  return Simulation(jobs, device).run();
+}
+
+}  // namespace sp::models

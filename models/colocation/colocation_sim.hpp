@@ -1,0 +1,60 @@
+// K small training jobs on one accelerator, on the event engine. Each job is a host thread that
+// launches its step's kernels one after another (a dispatch each, stretched when the jobs' threads
+// want more CPU cores than the host has) into one in-order stream, and waits for the step's last
+// kernel before the next step (one synchronisation a step, e.g. reading the loss). The device runs
+// the streams' head kernels according to the sharing mode:
+//  - exclusive (default time slicing): one context at a time holds the whole device; it keeps it
+//    until its stream runs dry or its time slice ends while another context has work, and each
+//    switch leaves the device idle for the switch cost. Preempted kernels resume where they were.
+//  - concurrent (MPS): every stream's head kernel runs at once; SMs are shared max-min fairly with
+//    each kernel capped at its width (and each client at its thread percentage); a kernel
+//    progresses at (SMs it holds / its width) of its speed alone; memory-bound kernels share the
+//    achievable memory bandwidth when their demands exceed it.
+// Jobs are admitted `admit` at a time in order (1: sequential; Ray's fractional GPUs: 1/share);
+// each pays its start-up (process, context, framework) on the host before its first launch.
+// Power follows the energy model's accelerator states: idle, plus the waiting share while any
+// context is alive, plus the busy share in proportion to the SMs running kernels.
+#pragma once
+
+#include <vector>
+
+#include "models/colocation/small_workload.hpp"
+#include "models/energy/energy.hpp"
+#include "sim/core/time.hpp"
+
+namespace sp::models {
+
+struct ColocatedJob {
+  const std::vector<StepKernel>* kernels = nullptr;  // one step
+  double steps = 0;
+  Duration dispatch_per_launch;
+  Duration host_per_step;
+  Duration start_up;
+  double cpu_cores = 1;
+};
+
+struct DeviceSharing {
+  enum class Mode { exclusive, concurrent } mode = Mode::exclusive;
+  int sms = 1;
+  BytesPerSecond memory_bandwidth;  // achievable
+  Duration time_slice = microseconds(1024);
+  Duration switch_cost = microseconds(50);
+  double client_sm_share = 1;  // MPS active thread percentage / 100
+  int admit = 1;               // jobs resident at once
+  double host_cores = 1;
+  AcceleratorPower power;
+};
+
+struct ColocationRun {
+  Duration makespan;
+  std::vector<Duration> completion;  // per job, from time 0
+  double gpu_busy_share = 0;         // time with a kernel running / makespan (nvidia-smi "utilisation")
+  double sm_active = 0;              // time-averaged share of SMs running kernels (DCGM SM_ACTIVE)
+  Joules energy;                     // accelerator board only
+  std::uint64_t context_switches = 0;
+  std::uint64_t events = 0;
+};
+
+ColocationRun simulate_colocation(const std::vector<ColocatedJob>& jobs, const DeviceSharing& device);
+
+}  // namespace sp::models

@@ -1,0 +1,109 @@
+#include "models/colocation/small_workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/compute/compute_model.hpp"
+
+namespace sp::models {
+
+namespace {
+// A streaming kernel's block moves about 16 KiB (256 threads x 64 B) and an SM holds about four
+// such blocks at once (estimate: occupancy of simple element-wise kernels); a GEMM work unit
+// (an output tile) fills one SM.
+constexpr double kStreamBytesPerSm = 4 * 16384.0;
+// The optimizer (Adam, PyTorch foreach): reads weights, gradients and two moments in fp32 and
+// writes three of them back: 28 B per parameter in a few fused launches (estimate).
+constexpr double kOptimizerBytesPerParameter = 28;
+constexpr double kOptimizerLaunches = 4;
+// The caching allocator keeps more than it hands out: 1.1-1.3 of the tensors (estimate).
+constexpr double kAllocatorReserve = 1.2;
+
+int width_of(const Kernel& k, const Accelerator& a) {
+  const double units = std::max(1, a.compute.parallel_units);
+  double w = 1;
+  if (k.kind == Kernel::Kind::stream) {
+    w = std::ceil(k.bytes.value() / std::max(1.0, k.count) / kStreamBytesPerSm);
+  } else {
+    const double tm = std::min<double>(a.compute.tile_m, std::max(1.0, k.shape.m));
+    const double tn = std::min<double>(a.compute.tile_n, std::max(1.0, k.shape.n));
+    w = std::ceil(k.shape.m / tm) * std::ceil(k.shape.n / tn) * k.shape.batch;
+  }
+  return static_cast<int>(std::clamp(w, 1.0, units));
+}
+}  // namespace
+
+SmallWorkload parse_small_workload(const config::ConfigNode& n) {
+  n.expect_only({"name", "description", "source", "precision", "parameters", "dataset_samples",
+                 "positions_per_sample", "activations_per_sample", "state_bytes_per_parameter", "ops", "host"});
+  SmallWorkload w;
+  w.name = n.at("name").as_string();
+  if (auto d = n.find("description")) w.description = d->as_string();
+  w.source = n.at("source").as_string();
+  if (auto p = n.find("precision")) {
+    w.precision = p->as_string();
+    if (w.precision != "fp16" && w.precision != "bf16") p->fail("unknown precision '" + w.precision + "'", "valid: fp16, bf16");
+  }
+  w.parameters = n.at("parameters").as_positive_number();
+  w.dataset_samples = n.at("dataset_samples").as_positive_number();
+  if (auto p = n.find("positions_per_sample")) w.positions_per_sample = p->as_positive_number();
+  w.activations_per_sample = n.at("activations_per_sample").as_positive_bytes();
+  if (auto s = n.find("state_bytes_per_parameter")) w.state_bytes_per_parameter = s->as_positive_number();
+  const config::ConfigNode ops = n.at("ops");
+  for (const auto& o : ops.elements()) w.ops.push_back(parse_op(o));
+  if (w.ops.empty()) ops.fail("needs at least one op");
+  if (auto h = n.find("host")) {
+    h->expect_only({"dispatch_per_kernel", "per_step", "cpu_cores"});
+    if (auto d = h->find("dispatch_per_kernel")) w.dispatch_per_kernel = d->as_duration();
+    if (auto d = h->find("per_step")) w.host_per_step = d->as_duration();
+    if (auto c = h->find("cpu_cores")) w.cpu_cores = c->as_positive_number();
+  }
+  return w;
+}
+
+std::vector<StepKernel> step_kernels(const SmallWorkload& w, const Accelerator& a, double batch, int models) {
+  Shard s;
+  s.samples = batch;
+  s.tokens_per_sample = w.positions_per_sample;
+  s.parameters = w.parameters;
+  std::vector<StepKernel> out;
+  const auto add = [&](Kernel k) {
+    // Fusing B copies: a GEMM becomes B independent products in one launch (grouped convolution,
+    // batched matmul), a stream kernel moves B times the bytes in the same launches.
+    k.shape.batch *= models;
+    k.bytes = k.bytes * static_cast<double>(models);
+    StepKernel sk;
+    sk.alone = kernel_time(k, a);
+    sk.width = width_of(k, a);
+    sk.launches = k.count;
+    if (k.kind == Kernel::Kind::stream) {
+      sk.bytes = k.bytes;
+      sk.memory_bound = true;
+    } else {
+      const GemmShape& g = k.shape;
+      sk.bytes = Bytes(2.0 * g.batch * k.count * (g.m * g.k / g.a_reuse + g.k * g.n / g.b_reuse + g.m * g.n / g.c_reuse));
+    }
+    out.push_back(sk);
+  };
+  for (Pass pass : {Pass::forward, Pass::backward}) {
+    // Backward runs the ops in reverse.
+    for (std::size_t i = 0; i < w.ops.size(); ++i) {
+      const Op& op = w.ops[pass == Pass::forward ? i : w.ops.size() - 1 - i];
+      for (const Kernel& k : expand(op, s, pass, w.precision)) add(k);
+    }
+  }
+  Kernel opt;
+  opt.kind = Kernel::Kind::stream;
+  opt.bytes = Bytes(kOptimizerBytesPerParameter * w.parameters);
+  opt.count = kOptimizerLaunches;
+  add(opt);
+  return out;
+}
+
+Bytes training_memory(const SmallWorkload& w, double batch, int models) {
+  const double m = models;
+  return Bytes(kAllocatorReserve * m * (w.state_bytes_per_parameter * w.parameters +
+                                       batch * w.activations_per_sample.value()));
+}
+
+}  // namespace sp::models

@@ -1,0 +1,135 @@
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "sim/cli/commands.hpp"
+#include "sim/core/error.hpp"
+#include "sim/output/manifest.hpp"
+#include "sim/output/plot.hpp"
+#include "sim/output/staged_files.hpp"
+#include "sim/scenario/colocation.hpp"
+
+namespace sp::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+// Makespan and energy per job against K, a line per strategy.
+bool plot_colocation(const fs::path& png, const ColocationSpec& spec, const std::vector<ColocationPoint>& points) {
+  std::string data, time_plots, energy_plots;
+  int i = 0;
+  for (Strategy st : spec.strategies) {
+    data += fmt::format("$s{} << EOD\n", i);
+    for (const ColocationPoint& p : points) {
+      if (p.strategy != st || p.status != "ok") continue;
+      data += fmt::format("{} {} {}\n", p.jobs, to_seconds(p.run.makespan), p.run.energy.value() / 1e3 / p.jobs);
+    }
+    data += "EOD\n";
+    time_plots += fmt::format("{}$s{} using 1:2 with linespoints lw 2 pt 7 title '{}'", i ? ", " : "", i, strategy_name(st));
+    energy_plots += fmt::format("{}$s{} using 1:3 with linespoints lw 2 pt 7 title '{}'", i ? ", " : "", i, strategy_name(st));
+    ++i;
+  }
+  const std::string script = fmt::format(
+      "set terminal pngcairo noenhanced size 1100,460 font 'sans,10'\nset output '{}'\n{}"
+      "set multiplot layout 1,2 title '{}: {} x {} on {}'\nset logscale x 2\nset grid\nset key top left\n"
+      "set xlabel 'jobs K'\nset ylabel 'makespan (s)'\nplot {}\n"
+      "set ylabel 'board energy per job (kJ)'\nplot {}\nunset multiplot\n",
+      png.string(), data, spec.name, spec.workload.name, spec.steps, spec.accelerator.name, time_plots, energy_plots);
+  return output::run_gnuplot(script, png.parent_path());
+}
+}  // namespace
+
+int colocate_validate(const ColocateOptions& o) {
+  const models::Catalog catalog(models::data_root() / "models");
+  const output::Table t = validate_colocation(o.validate, catalog);
+  const fs::path dir = o.out_dir.empty() ? fs::path("results") / "validation" : fs::path(o.out_dir);
+  output::StagedFiles files(dir);
+  files.write("colocation.csv", output::to_csv(t));
+  // Model against published, a point series per scenario and strategy, with the +-20 % band.
+  std::string data, plots;
+  std::map<std::string, std::string> series;
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    const std::string key = t.column("scenario").text[i] + " " + t.column("strategy").text[i];
+    series[key] += fmt::format("{} {}\n", t.column("published_speedup").values[i], t.column("model_speedup").values[i]);
+  }
+  int n = 0;
+  for (const auto& [key, rows] : series) {
+    data += fmt::format("$v{} << EOD\n{}EOD\n", n, rows);
+    plots += fmt::format(", $v{} using 1:2 with points pt 7 ps 1.3 title '{}'", n++, key);
+  }
+  const std::string script = fmt::format(
+      "set terminal pngcairo noenhanced size 760,640 font 'sans,11'\nset output '{}'\n{}"
+      "set logscale xy\nset grid\nset key top left\nset xrange [0.8:20]\nset yrange [0.8:20]\n"
+      "set xlabel 'published speedup over one job at a time (HFTA)'\nset ylabel 'simulated speedup'\n"
+      "set title 'co-location: PointNet-cls on one GPU'\n"
+      "plot x title 'model = published' lc rgb 'black', 1.2*x dt 2 lc rgb 'gray' title '+-20 %', 0.8*x dt 2 lc rgb 'gray' notitle{}\n",
+      files.stage("colocation.png").string(), data, plots);
+  const bool plotted = output::run_gnuplot(script, dir);
+  if (!plotted) files.drop("colocation.png");
+  files.commit();
+  int inside = 0;
+  for (double v : t.column("within_tolerance").values) inside += v > 0 ? 1 : 0;
+  if (!o.quiet) {
+    for (std::size_t i = 0; i < t.rows(); ++i) {
+      std::printf("%-20s %-13s K=%-3.0f published %5.2f  model %5.2f  %+6.1f%%%s\n", t.column("scenario").text[i].c_str(),
+                  t.column("strategy").text[i].c_str(), t.column("jobs").values[i], t.column("published_speedup").values[i],
+                  t.column("model_speedup").values[i], 100 * t.column("error").values[i],
+                  t.column("within_tolerance").values[i] > 0 ? "" : "  outside tolerance");
+    }
+    std::printf("%d of %zu points within tolerance; wrote %s/colocation.{csv%s}\n", inside, t.rows(), dir.string().c_str(),
+                plotted ? ",png" : "");
+  }
+  return 0;
+}
+
+int colocate_command(const ColocateOptions& o) {
+  if (!o.validate.empty()) return colocate_validate(o);
+  if (o.scenario.empty()) throw InputError({"colocate", 0, 0}, "", "needs a scenario file or --validate FILE");
+  std::vector<config::Override> overrides;
+  for (const auto& s : o.overrides) overrides.push_back(config::parse_override(s));
+  const models::Catalog catalog(models::data_root() / "models");
+  const ColocationSpec spec = load_colocation(o.scenario, overrides, catalog);
+  const std::vector<ColocationPoint> points = run_colocation(spec);
+  const output::Table table = colocation_table(spec, points);
+
+  const fs::path dir = o.out_dir.empty() ? fs::path("results") / "colocation" / spec.name : fs::path(o.out_dir);
+  output::StagedFiles files(dir);
+  files.write("summary.csv", output::to_csv(table));
+  files.write("jobs.csv", output::to_csv(colocation_jobs_table(points)));
+  output::Manifest m;
+  m.fields = {{"scalepoint_version", SCALEPOINT_VERSION}, {"scenario_name", spec.name}, {"scenario_file", spec.file}};
+  m.overrides = o.overrides;
+  m.files = {"summary.csv", "jobs.csv", "manifest.yaml"};
+  const bool plotted = plot_colocation(files.stage("colocation.png"), spec, points);
+  if (plotted) {
+    m.files.push_back("colocation.png");
+  } else {
+    files.drop("colocation.png");
+  }
+  files.write("manifest.yaml", output::to_yaml(m));
+  files.commit();
+  if (!o.quiet) {
+    std::printf("%s: %s (batch %.0f, %.0f steps) x K on %s\n", spec.name.c_str(), spec.workload.name.c_str(), spec.batch,
+                spec.steps, spec.accelerator.name.c_str());
+    std::printf("%5s %-13s %6s %9s %11s %8s %8s %7s %10s  %s\n", "K", "strategy", "mem GB", "makespan", "samples/s",
+                "speedup", "SM act", "busy", "kJ/job", "status");
+    for (const ColocationPoint& p : points) {
+      const bool ok = p.status == "ok";
+      std::printf("%5d %-13s %6.1f %9s %11s %8s %8s %7s %10s  %s\n", p.jobs, strategy_name(p.strategy), p.memory.value() / 1e9,
+                  ok ? fmt::format("{:.2f} s", to_seconds(p.run.makespan)).c_str() : "-",
+                  ok ? fmt::format("{:.0f}", p.jobs * spec.steps * spec.batch / to_seconds(p.run.makespan)).c_str() : "-",
+                  ok ? fmt::format("{:.2f}x", p.speedup).c_str() : "-", ok ? fmt::format("{:.3f}", p.run.sm_active).c_str() : "-",
+                  ok ? fmt::format("{:.2f}", p.run.gpu_busy_share).c_str() : "-",
+                  ok ? fmt::format("{:.3f}", p.run.energy.value() / 1e3 / p.jobs).c_str() : "-",
+                  ok ? "ok" : (p.status + ": " + p.message).c_str());
+    }
+    std::printf("wrote %s/{summary.csv,jobs.csv,manifest.yaml%s}\n", dir.string().c_str(), plotted ? ",colocation.png" : "");
+  }
+  if (!plotted) std::fprintf(stderr, "scalepoint: warning: gnuplot not found or failed; colocation.png not written\n");
+  return 0;
+}
+
+}  // namespace sp::cli

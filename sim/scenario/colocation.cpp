@@ -1,0 +1,227 @@
+#include "sim/scenario/colocation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+
+namespace sp {
+
+namespace fs = std::filesystem;
+
+const char* strategy_name(Strategy s) {
+  switch (s) {
+    case Strategy::sequential: return "sequential";
+    case Strategy::time_slicing: return "time_slicing";
+    case Strategy::mps: return "mps";
+    case Strategy::fractional: return "fractional";
+    case Strategy::fused: return "fused";
+  }
+  return "?";
+}
+
+namespace {
+constexpr Strategy kStrategies[] = {Strategy::sequential, Strategy::time_slicing, Strategy::mps, Strategy::fractional,
+                                    Strategy::fused};
+
+models::SmallWorkload small_workload(const config::ConfigNode& where) {
+  const std::string name = where.as_string();
+  const fs::path dir = models::data_root() / "models" / "small";
+  const fs::path file = dir / (name + ".yaml");
+  if (name.find('/') != std::string::npos || !fs::is_regular_file(file)) {
+    std::vector<std::string> known;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() == ".yaml") known.push_back(e.path().stem().string());
+    }
+    std::sort(known.begin(), known.end());
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    const auto guess = config::closest_match(name, known);
+    where.fail("unknown small workload '" + name + "'",
+               (guess ? "did you mean '" + *guess + "'? " : std::string()) + "known: " + list + " (models/small/)");
+  }
+  return models::parse_small_workload(config::load_file(file.string()));
+}
+}  // namespace
+
+ColocationSpec load_colocation(const std::string& file, const std::vector<config::Override>& overrides,
+                               const models::Catalog& catalog) {
+  ColocationSpec s;
+  s.file = file;
+  const config::ConfigNode root = config::load_file(file, overrides);
+  if (!root.is_map()) root.fail("a co-location scenario must be a mapping of keys such as name, accelerator, job, jobs");
+  root.expect_only({"name", "description", "accelerator", "host", "job", "jobs", "strategies", "sharing"});
+  s.name = root.at("name").as_string();
+  if (s.name.empty() || s.name.find_first_of("/\\") != std::string::npos) {
+    root.at("name").fail("must be a non-empty name without slashes (it names the output folder)");
+  }
+  if (auto d = root.find("description")) s.description = d->as_string();
+  s.accelerator = catalog.accelerator(root.at("accelerator"));
+  s.accelerator.peak_for("fp16", root.at("accelerator"));
+  if (auto h = root.find("host")) {
+    h->expect_only({"cores", "power"});
+    if (auto c = h->find("cores")) {
+      s.host_cores = c->as_positive_number();
+      if (s.host_cores > 4096) c->fail("must be at most 4096");
+    }
+    if (auto p = h->find("power")) {
+      s.host_power = p->as_power();
+      if (s.host_power.value() < 0 || s.host_power.value() > 1e5) p->fail("must be between 0 W and 100 kW");
+    }
+  }
+  const config::ConfigNode job = root.at("job");
+  job.expect_only({"workload", "batch", "steps", "epochs"});
+  s.workload = small_workload(job.at("workload"));
+  s.workload.precision = s.accelerator.training_peak(s.workload.precision) ? s.workload.precision : "fp16";
+  s.batch = static_cast<double>(job.at("batch").as_positive_int());
+  if (s.batch > 1e6) job.at("batch").fail("must be at most 1,000,000 samples");
+  if (job.has("steps") == job.has("epochs")) job.fail("give exactly one of steps, epochs");
+  if (auto st = job.find("steps")) {
+    s.steps = static_cast<double>(st->as_positive_int());
+  } else {
+    const double epochs = job.at("epochs").as_positive_number();
+    s.steps = epochs * std::ceil(s.workload.dataset_samples / s.batch);
+  }
+  if (s.steps > 1e7) job.fail("at most 10^7 steps per job (" + fmt::format("{:.0f}", s.steps) + " asked)");
+
+  const config::ConfigNode list = root.at("jobs");
+  for (const auto& e : list.elements()) {
+    const int k = static_cast<int>(e.as_positive_int());
+    if (k > 1024) e.fail("at most 1024 jobs on one accelerator");
+    if (!s.jobs.empty() && k <= s.jobs.back()) e.fail("job counts must be in ascending order");
+    s.jobs.push_back(k);
+  }
+  if (s.jobs.empty()) list.fail("needs at least one job count");
+  if (auto st = root.find("strategies")) {
+    for (const auto& e : st->elements()) {
+      const std::string v = e.as_string();
+      const auto it = std::find_if(std::begin(kStrategies), std::end(kStrategies),
+                                   [&](Strategy x) { return v == strategy_name(x); });
+      if (it == std::end(kStrategies)) e.fail("unknown strategy '" + v + "'", "valid: sequential, time_slicing, mps, fractional, fused");
+      s.strategies.push_back(*it);
+    }
+    if (s.strategies.empty()) st->fail("needs at least one strategy");
+  } else {
+    s.strategies.assign(std::begin(kStrategies), std::end(kStrategies));
+  }
+  if (auto sh = root.find("sharing")) {
+    sh->expect_only({"time_slice", "switch_cost", "start_up", "context_memory", "mps_active_thread_percentage",
+                     "fraction", "fractional_mode", "fused_max", "mps_clients_max"});
+    if (auto x = sh->find("time_slice")) s.time_slice = x->as_nonnegative_duration();
+    if (!(s.time_slice > Duration::zero())) sh->at("time_slice").fail("must be positive");
+    if (auto x = sh->find("switch_cost")) s.switch_cost = x->as_nonnegative_duration();
+    if (auto x = sh->find("start_up")) s.start_up = x->as_nonnegative_duration();
+    if (auto x = sh->find("context_memory")) s.context_memory = x->as_bytes();
+    if (s.context_memory.value() < 0) sh->at("context_memory").fail("must not be negative");
+    if (auto x = sh->find("mps_active_thread_percentage")) {
+      const double p = x->as_number();
+      if (!(p > 0 && p <= 100)) x->fail("must be in (0, 100]");
+      s.mps_thread_share = p / 100;
+    }
+    if (auto x = sh->find("fraction")) {
+      s.fraction = x->as_number();
+      if (!(s.fraction > 0 && s.fraction <= 1)) x->fail("must be in (0, 1]");
+    }
+    if (auto x = sh->find("fractional_mode")) {
+      const std::string m = x->as_string();
+      if (m != "time_slicing" && m != "mps") x->fail("unknown mode '" + m + "'", "valid: time_slicing, mps");
+      s.fractional_mps = m == "mps";
+    }
+    if (auto x = sh->find("fused_max")) s.fused_max = static_cast<int>(x->as_positive_int());
+    if (auto x = sh->find("mps_clients_max")) s.mps_clients_max = static_cast<int>(x->as_positive_int());
+  }
+  return s;
+}
+
+namespace {
+ColocationPoint run_point(const ColocationSpec& s, int k, Strategy strategy) {
+  ColocationPoint p;
+  p.jobs = k;
+  p.strategy = strategy;
+  const models::SmallWorkload& w = s.workload;
+  const Bytes per_process = s.context_memory + models::training_memory(w, s.batch);
+  models::DeviceSharing d;
+  d.sms = std::max(1, s.accelerator.compute.parallel_units);
+  d.memory_bandwidth = s.accelerator.memory_bandwidth * s.accelerator.compute.memory_efficiency;
+  d.time_slice = s.time_slice;
+  d.switch_cost = s.switch_cost;
+  d.host_cores = s.host_cores;
+  d.client_sm_share = s.mps_thread_share;
+  const auto power = models::accelerator_power(s.accelerator, s.power);
+  if (power) d.power = *power;
+
+  int models_per_process = 1, groups = k;
+  switch (strategy) {
+    case Strategy::sequential: d.admit = 1; break;
+    case Strategy::time_slicing: d.admit = k; break;
+    case Strategy::mps:
+      d.admit = k;
+      d.mode = models::DeviceSharing::Mode::concurrent;
+      if (k > s.mps_clients_max) {
+        p.status = "invalid";
+        p.message = fmt::format("MPS serves at most {} clients per device (CUDA <= 13.0; 60 from 13.1)", s.mps_clients_max);
+      }
+      break;
+    case Strategy::fractional:
+      d.admit = std::max(1, static_cast<int>(std::floor(1 / s.fraction + 1e-9)));
+      if (s.fractional_mps) d.mode = models::DeviceSharing::Mode::concurrent;
+      break;
+    case Strategy::fused: {
+      // As many copies as fit beside one context (HFTA's harness searched the largest B).
+      const double per_model = models::training_memory(w, s.batch).value();
+      int fit = static_cast<int>(std::floor((s.accelerator.memory_capacity - s.context_memory).value() / per_model));
+      if (s.fused_max > 0) fit = std::min(fit, s.fused_max);
+      models_per_process = std::clamp(fit, 1, k);
+      groups = (k + models_per_process - 1) / models_per_process;
+      d.admit = 1;
+      break;
+    }
+  }
+  p.fused_models = strategy == Strategy::fused ? models_per_process : 0;
+  p.resident = strategy == Strategy::fused ? models_per_process : std::min(k, d.admit);
+  p.memory = strategy == Strategy::fused ? s.context_memory + models::training_memory(w, s.batch, models_per_process)
+                                         : per_process * static_cast<double>(std::min(k, d.admit));
+  if (p.status == "ok" && p.memory > s.accelerator.memory_capacity) {
+    p.status = "out_of_memory";
+    p.message = fmt::format("{:.1f} GB needed, {:.1f} GB on the device", p.memory.value() / 1e9,
+                            s.accelerator.memory_capacity.value() / 1e9);
+  }
+  if (p.status != "ok") return p;
+
+  const std::vector<models::StepKernel> kernels = models::step_kernels(w, s.accelerator, s.batch, models_per_process);
+  models::ColocatedJob job{&kernels, s.steps, w.dispatch_per_kernel, w.host_per_step, s.start_up, w.cpu_cores};
+  const std::vector<models::ColocatedJob> jobs(static_cast<std::size_t>(groups), job);
+  p.run = models::simulate_colocation(jobs, d);
+  if (strategy == Strategy::fused) {
+    // Every model of a fused group finishes with its group.
+    std::vector<Duration> each;
+    for (int g = 0; g < groups; ++g) {
+      for (int m = 0; m < models_per_process && g * models_per_process + m < k; ++m) each.push_back(p.run.completion[g]);
+    }
+    p.run.completion = each;
+  }
+  return p;
+}
+}  // namespace
+
+std::vector<ColocationPoint> run_colocation(const ColocationSpec& s) {
+  std::vector<ColocationPoint> out;
+  for (int k : s.jobs) {
+    std::optional<Duration> sequential;
+    const std::size_t first = out.size();
+    for (Strategy st : s.strategies) {
+      out.push_back(run_point(s, k, st));
+      if (st == Strategy::sequential && out.back().status == "ok") sequential = out.back().run.makespan;
+    }
+    if (!sequential) sequential = run_point(s, k, Strategy::sequential).run.makespan;
+    for (std::size_t i = first; i < out.size(); ++i) {
+      if (out[i].status == "ok") out[i].speedup = *sequential / out[i].run.makespan;
+    }
+  }
+  return out;
+}
+
+}  // namespace sp

@@ -1,0 +1,82 @@
+// A co-location scenario (`scalepoint colocate FILE.yaml`, scenarios/colocation/*.yaml): K copies
+// of one small training job on one accelerator, for each K listed and each sharing strategy:
+//  - sequential: one job after another, each paying its start-up;
+//  - time_slicing: all K processes at once under the driver's default time slicing;
+//  - mps: all K as clients of CUDA MPS (at most 48 per device, CUDA <= 13.0);
+//  - fractional: Ray-style fractional GPUs, floor(1 / fraction) admitted at a time (no memory or
+//    compute enforcement), run under time slicing or MPS;
+//  - fused: HFTA-style, B copies fused into one process (one context, one host thread, one launch
+//    per kernel doing B models' work), as many as fit in memory unless `fused_max` says fewer;
+//    ceil(K / B) fused groups run one after another.
+// Memory per strategy: a process holds a CUDA context and library workspaces plus its tensors;
+// all resident processes count (nothing is swapped), and a strategy that does not fit is
+// out_of_memory, as it would fail on the device.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/colocation/colocation_sim.hpp"
+#include "models/colocation/small_workload.hpp"
+#include "models/catalog.hpp"
+#include "models/energy/energy.hpp"
+#include "sim/config/loader.hpp"
+#include "sim/output/table.hpp"
+
+namespace sp {
+
+enum class Strategy { sequential, time_slicing, mps, fractional, fused };
+const char* strategy_name(Strategy s);
+
+struct ColocationSpec {
+  std::string name, description, file;
+  models::Accelerator accelerator;
+  models::SmallWorkload workload;
+  double batch = 0;
+  double steps = 0;  // per job (epochs x steps per epoch when given in epochs)
+  std::vector<int> jobs;  // the K values, ascending
+  std::vector<Strategy> strategies;
+  double host_cores = 8;
+  Watts host_power{275};  // the host's share while the jobs run
+  Duration time_slice = microseconds(1024), switch_cost = microseconds(50), start_up = seconds(5.0);
+  Bytes context_memory{0.5e9};
+  double mps_thread_share = 1;
+  double fraction = 0.25;
+  bool fractional_mps = false;
+  int fused_max = 0;  // 0: as many as fit
+  int mps_clients_max = 48;
+  models::PowerCalibration power = models::default_power_calibration();
+};
+
+ColocationSpec load_colocation(const std::string& file, const std::vector<config::Override>& overrides,
+                               const models::Catalog& catalog);
+
+struct ColocationPoint {
+  int jobs = 0;
+  Strategy strategy = Strategy::sequential;
+  std::string status = "ok";  // ok | out_of_memory | invalid
+  std::string message;
+  int resident = 0;           // processes (or fused models) on the device at once
+  int fused_models = 0;       // fused: models per process
+  Bytes memory;               // device memory in use at the peak
+  models::ColocationRun run;
+  double speedup = 0;         // sequential makespan / this makespan at the same K
+};
+
+std::vector<ColocationPoint> run_colocation(const ColocationSpec& spec);
+
+/// summary.csv: one row per (K, strategy); jobs.csv: each job's completion.
+output::Table colocation_table(const ColocationSpec& spec, const std::vector<ColocationPoint>& points);
+output::Table colocation_jobs_table(const std::vector<ColocationPoint>& points);
+
+}  // namespace sp
+
+namespace sp {
+
+/// The co-location model against published speedups (calibration/data/colocation/*.csv: scenario,
+/// strategy, jobs, published_speedup, tolerance, source): each row's scenario
+/// (scenarios/colocation/<scenario>.yaml) run at its K, one row per published point with the
+/// model's speedup, the error and whether it is within the tolerance.
+output::Table validate_colocation(const std::string& published_csv, const models::Catalog& catalog);
+
+}  // namespace sp

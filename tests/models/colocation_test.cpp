@@ -1,0 +1,147 @@
+// The co-location simulation against hand-worked cases: time slicing (switches, preemption),
+// MPS (SM sharing with caps, memory bandwidth), host CPU contention, admission, energy, and the
+// kernels of fused models.
+#include <gtest/gtest.h>
+
+#include "models/colocation/colocation_sim.hpp"
+#include "test_fixtures.hpp"
+
+namespace sp::models {
+
+namespace {
+// Jobs of `steps` steps, each step one kernel of `alone` on `width` of the device's 100 SMs,
+// launched without host cost and with no start-up.
+std::vector<StepKernel> one_kernel(double alone_ms, int width, double bytes = 0, bool memory_bound = false) {
+  StepKernel k;
+  k.alone = seconds(alone_ms * 1e-3);
+  k.width = width;
+  k.bytes = Bytes(bytes);
+  k.memory_bound = memory_bound;
+  return {k};
+}
+
+ColocatedJob job(const std::vector<StepKernel>& kernels, double steps = 1) {
+  ColocatedJob j;
+  j.kernels = &kernels;
+  j.steps = steps;
+  return j;
+}
+
+DeviceSharing device(DeviceSharing::Mode mode, int admit) {
+  DeviceSharing d;
+  d.mode = mode;
+  d.sms = 100;
+  d.memory_bandwidth = BytesPerSecond(1e12);
+  d.time_slice = seconds(1e-3);
+  d.switch_cost = seconds(0.1e-3);
+  d.admit = admit;
+  d.host_cores = 64;
+  d.power = AcceleratorPower{Watts(100), Watts(500), Watts(150)};
+  return d;
+}
+
+double ms(Duration d) { return to_seconds(d) * 1e3; }
+}  // namespace
+
+TEST(Colocation, TimeSlicingSwitchesWhenAStreamRunsDry) {
+  // Two jobs of one 0.5 ms kernel: A runs, its stream is empty, one switch (0.1 ms), B runs.
+  const auto k = one_kernel(0.5, 100);
+  const auto r = simulate_colocation({job(k), job(k)}, device(DeviceSharing::Mode::exclusive, 2));
+  EXPECT_NEAR(ms(r.makespan), 1.1, 1e-9);
+  EXPECT_NEAR(ms(r.completion[0]), 0.5, 1e-9);
+  EXPECT_EQ(r.context_switches, 1u);
+}
+
+TEST(Colocation, TimeSlicingPreemptsAtTheEndOfASlice) {
+  // Two 3 ms kernels, 1 ms slices, 0.1 ms switches: A B A B A B, five switches. A ends after its
+  // third slice: 5 ms of work + 4 switches = 5.4 ms; B at 6 ms + 5 switches = 6.5 ms.
+  const auto k = one_kernel(3.0, 100);
+  const auto r = simulate_colocation({job(k), job(k)}, device(DeviceSharing::Mode::exclusive, 2));
+  EXPECT_NEAR(ms(r.completion[0]), 5.4, 1e-6);
+  EXPECT_NEAR(ms(r.completion[1]), 6.5, 1e-6);
+  EXPECT_EQ(r.context_switches, 5u);
+  EXPECT_NEAR(r.gpu_busy_share, 6.0 / 6.5, 1e-6);
+}
+
+TEST(Colocation, MpsRunsNarrowKernelsSideBySide) {
+  // Half-width kernels fit together: 1 ms for both; full-width ones share the SMs: each at half
+  // speed, 2 ms; three full-width ones 3 ms.
+  const auto half = one_kernel(1.0, 50), full = one_kernel(1.0, 100);
+  const auto concurrent = device(DeviceSharing::Mode::concurrent, 3);
+  EXPECT_NEAR(ms(simulate_colocation({job(half), job(half)}, concurrent).makespan), 1.0, 1e-9);
+  EXPECT_NEAR(ms(simulate_colocation({job(full), job(full)}, concurrent).makespan), 2.0, 1e-9);
+  EXPECT_NEAR(ms(simulate_colocation({job(full), job(full), job(full)}, concurrent).makespan), 3.0, 1e-6);
+  // Max-min fairness: a 20-SM kernel keeps its 20 SMs beside a 100-SM one (which gets 80).
+  const auto narrow = one_kernel(1.0, 20);
+  const auto r = simulate_colocation({job(narrow), job(full)}, concurrent);
+  EXPECT_NEAR(ms(r.completion[0]), 1.0, 1e-9);
+  // The wide one: 0.8 of its speed for 1 ms, then alone: 0.2 ms left.
+  EXPECT_NEAR(ms(r.completion[1]), 1.2, 1e-9);
+}
+
+TEST(Colocation, MpsMemoryBoundKernelsShareTheBandwidth) {
+  // Two half-width memory-bound kernels each wanting the whole 1 TB/s for 1 ms: both at half
+  // speed, 2 ms, though the SMs would let them run together.
+  const auto k = one_kernel(1.0, 50, 1e9, true);
+  EXPECT_NEAR(ms(simulate_colocation({job(k), job(k)}, device(DeviceSharing::Mode::concurrent, 2)).makespan), 2.0,
+              1e-6);
+}
+
+TEST(Colocation, HostThreadsStretchWhenCoresRunOut) {
+  // Launch-bound jobs: 10 steps of a 1 ms dispatch and a 1 us kernel. Alone: 10 x (1 ms + 1 us).
+  // Two of them needing 2 cores each on 2 cores: every dispatch takes twice as long.
+  auto k = one_kernel(0.001, 1);
+  ColocatedJob j = job(k, 10);
+  j.dispatch_per_launch = seconds(1e-3);
+  j.cpu_cores = 2;
+  DeviceSharing d = device(DeviceSharing::Mode::concurrent, 2);
+  d.host_cores = 2;
+  EXPECT_NEAR(ms(simulate_colocation({j}, d).makespan), 10.01, 1e-6);
+  EXPECT_NEAR(ms(simulate_colocation({j, j}, d).makespan), 20.01, 1e-6);
+}
+
+TEST(Colocation, AdmissionRunsJobsInTurnsAndEachPaysItsStartUp) {
+  // One at a time, each 2 ms of start-up and 1 ms of kernel: 3, 6, 9 ms.
+  const auto k = one_kernel(1.0, 100);
+  ColocatedJob j = job(k);
+  j.start_up = seconds(2e-3);
+  const auto r = simulate_colocation({j, j, j}, device(DeviceSharing::Mode::exclusive, 1));
+  EXPECT_NEAR(ms(r.completion[0]), 3, 1e-9);
+  EXPECT_NEAR(ms(r.completion[1]), 6, 1e-9);
+  EXPECT_NEAR(ms(r.completion[2]), 9, 1e-9);
+  EXPECT_EQ(r.context_switches, 0u);
+}
+
+TEST(Colocation, EnergyFollowsTheSmsBusy) {
+  // One 1 s kernel on 50 of 100 SMs: idle 100 W + waiting share 50 W + half of (500 - 150) W =
+  // 325 W for 1 s.
+  const auto k = one_kernel(1000.0, 50);
+  const auto r = simulate_colocation({job(k)}, device(DeviceSharing::Mode::exclusive, 1));
+  EXPECT_NEAR(r.energy.value(), 325.0, 1e-6);
+  EXPECT_NEAR(r.sm_active, 0.5, 1e-9);
+}
+
+TEST(Colocation, FusedModelsBatchTheirProductsAndStreams) {
+  // Two fused copies of a layer: the GEMM is one launch of two products (HFTA's batched matmul),
+  // the element-wise kernel moves twice the bytes in the same launches.
+  SmallWorkload w;
+  w.parameters = 1000;
+  Op fc;
+  fc.kind = OpKind::gemm;
+  fc.n = 256;
+  fc.k = 256;
+  Op ew;
+  ew.kind = OpKind::elementwise;
+  ew.forward_bytes_per_sample = Bytes(1e6);
+  ew.forward_kernels = 2;
+  w.ops = {fc, ew};
+  const Accelerator a = testing::simple_platform().accelerator;
+  const auto one = step_kernels(w, a, 64, 1), two = step_kernels(w, a, 64, 2);
+  ASSERT_EQ(one.size(), two.size());
+  EXPECT_DOUBLE_EQ(one[0].launches, two[0].launches);
+  EXPECT_DOUBLE_EQ(two[0].bytes.value(), 2 * one[0].bytes.value());  // the forward GEMM's operands
+  EXPECT_DOUBLE_EQ(two[1].bytes.value(), 2 * one[1].bytes.value());  // the forward stream
+  EXPECT_EQ(training_memory(w, 64, 2).value(), 2 * training_memory(w, 64, 1).value());
+}
+
+}  // namespace sp::models

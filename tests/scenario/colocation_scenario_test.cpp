@@ -1,0 +1,102 @@
+// Co-location scenarios: the shipped ones load and run, bad input names file, line and key, memory
+// decides what fits (worked by hand), and the model against HFTA's published speedups.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "sim/config/loader.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/colocation.hpp"
+
+namespace sp {
+
+namespace {
+models::Catalog catalog() { return models::Catalog(std::filesystem::path(SP_SOURCE_DIR) / "models"); }
+const std::string kDir = std::string(SP_SOURCE_DIR) + "/scenarios/colocation/";
+const std::string kPublished = std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/hfta_pointnet.csv";
+
+std::string error_of(const std::string& file, const std::string& set) {
+  try {
+    load_colocation(file, {config::parse_override(set)}, catalog());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST(ColocationScenario, BadInputNamesTheArgumentOrFileLineAndKey) {
+  const std::string f = kDir + "resnet18_a100.yaml";
+  EXPECT_NE(error_of(f, "strategies=[mps, fusion]").find("strategies[1]: unknown strategy 'fusion' (valid: sequential, "),
+            std::string::npos);
+  EXPECT_NE(error_of(f, "sharing.fraction=1.5").find("sharing.fraction: must be in (0, 1]"), std::string::npos);
+  EXPECT_NE(error_of(f, "job.steps=10").find("job: give exactly one of steps, epochs"), std::string::npos);
+  EXPECT_NE(error_of(f, "job.workload=resnet18_cifar").find("job.workload: unknown small workload 'resnet18_cifar' (did you "
+                                                            "mean 'resnet18_cifar10'?"),
+            std::string::npos);
+  EXPECT_NE(error_of(f, "jobs=[4, 2]").find("jobs[1]: job counts must be in ascending order"), std::string::npos);
+  EXPECT_NE(error_of(f, "accelerator=B100").find("accelerator: unknown accelerator 'B100'"), std::string::npos);
+  EXPECT_NE(error_of(f, "sharing.time_slice=\"1 GB\"").find("sharing.time_slice: \"1 GB\" is a size"), std::string::npos);
+}
+
+TEST(ColocationScenario, WhatDoesNotFitIsOutOfMemory) {
+  // PointNet on a 40 GB A100 with 1.2 GB contexts: a process holds 1.2 GB + 1.2 x (16 B x 1,607,625
+  // parameters + 32 x 24 MB of activations) = 2.1525 GB; 25 processes need 53.8 GB (out of memory),
+  // 25 fused models one context and 1.2 x 25 x 0.7937 GB = 25.0 GB (fits).
+  ColocationSpec s = load_colocation(kDir + "hfta_pointnet_a100.yaml", {}, catalog());
+  s.jobs = {25};
+  s.strategies = {Strategy::time_slicing, Strategy::fused};
+  s.steps = 2;
+  const auto points = run_colocation(s);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].status, "out_of_memory");
+  EXPECT_NEAR(points[0].memory.value(), 25 * 2.1525e9, 1e6);
+  EXPECT_EQ(points[1].status, "ok");
+  EXPECT_EQ(points[1].fused_models, 25);
+  EXPECT_NEAR(points[1].memory.value(), 1.2e9 + 1.2 * 25 * (16 * 1607625.0 + 32 * 24e6), 1e3);
+}
+
+TEST(ColocationScenario, ShippedScenariosRun) {
+  for (const char* name : {"resnet18_a100", "hfta_pointnet_v100"}) {
+    ColocationSpec s = load_colocation(kDir + name + ".yaml", {}, catalog());
+    s.steps = 3;
+    s.jobs = {1, 4};
+    const auto points = run_colocation(s);
+    EXPECT_EQ(points.size(), 2 * s.strategies.size()) << name;
+    for (const auto& p : points) {
+      EXPECT_EQ(p.status, "ok") << name << " " << strategy_name(p.strategy) << " " << p.message;
+      // At one job every strategy is the job alone; at four none is slower than one at a time.
+      if (p.jobs == 1) {
+        EXPECT_NEAR(p.speedup, 1.0, 1e-9) << name;
+      } else if (p.strategy != Strategy::fractional) {
+        EXPECT_GE(p.speedup, 1.0) << name << " " << strategy_name(p.strategy);
+      }
+      EXPECT_GT(p.run.energy.value(), 0) << name;
+    }
+  }
+}
+
+// The model against HFTA's PointNet curves (calibration/data/colocation/hfta_pointnet.csv): fused
+// execution on both GPUs and MPS on the A100 within the stated 20 %. Time slicing (published
+// ~1.0x) and MPS on the V100 (~1.1x) are not reproduced (the model gives 1.5-2.2x): README
+// "Co-location" says why; the rows stay in the table.
+TEST(ColocationValidation, FusedAndA100MpsWithinTolerance) {
+  const output::Table t = validate_colocation(kPublished, catalog());
+  ASSERT_EQ(t.rows(), 23u);
+  int checked = 0;
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    const std::string st = t.column("strategy").text[i], sc = t.column("scenario").text[i];
+    if (st == "fused" || (st == "mps" && sc == "hfta_pointnet_a100")) {
+      ++checked;
+      EXPECT_LE(std::abs(t.column("error").values[i]), t.column("tolerance").values[i])
+          << sc << " " << st << " K=" << t.column("jobs").values[i];
+    }
+  }
+  EXPECT_EQ(checked, 18);
+  // results/validation/colocation.csv is committed; it must be what the model gives today:
+  //   build/scalepoint colocate --validate calibration/data/colocation/hfta_pointnet.csv
+  EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) + "/results/validation/colocation.csv"));
+}
+
+}  // namespace sp
