@@ -34,7 +34,7 @@ bool plot_colocation(const fs::path& png, const ColocationSpec& spec, const std:
   }
   const std::string script = fmt::format(
       "set terminal pngcairo noenhanced size 1100,460 font 'sans,10'\nset output '{}'\n{}"
-      "set multiplot layout 1,2 title '{}: {} x {} on {}'\nset logscale x 2\nset grid\nset key top left\n"
+      "set multiplot layout 1,2 title '{}: K x {} ({} steps each) on {}'\nset logscale x 2\nset grid\nset key top left\n"
       "set xlabel 'jobs K'\nset ylabel 'makespan (s)'\nplot {}\n"
       "set ylabel 'board energy per job (kJ)'\nplot {}\nunset multiplot\n",
       png.string(), data, spec.name, spec.workload.name, spec.steps, spec.accelerator.name, time_plots, energy_plots);

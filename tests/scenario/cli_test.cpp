@@ -273,3 +273,21 @@ TEST(Cli, PlatformOptionReplacesTheScenariosPlatform) {
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.output.find("did you mean 'dgx_h200'"), std::string::npos) << bad.output;
 }
+
+TEST(Cli, ColocateWritesItsTablesAndBadInputWritesNothing) {
+  const fs::path out = fresh_dir("colocate");
+  const auto r = run("colocate " + std::string(SP_SOURCE_DIR) + "/scenarios/colocation/resnet18_a100.yaml --set 'jobs=[1,2]' "
+                     "--set job.epochs=0.05 --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("time_slicing"), std::string::npos) << r.output;
+  const std::string csv = slurp(out / "summary.csv");
+  EXPECT_EQ(csv.rfind("jobs,strategy,resident,memory_gb,makespan_s,", 0), 0u) << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 * 5);
+  EXPECT_TRUE(fs::exists(out / "jobs.csv"));
+  const fs::path bad = fresh_dir("colocate_bad");
+  const auto b = run("colocate " + std::string(SP_SOURCE_DIR) + "/scenarios/colocation/resnet18_a100.yaml --set sharing.fraction=0 --out " +
+                     bad.string());
+  EXPECT_EQ(b.status, 2);
+  EXPECT_NE(b.output.find("sharing.fraction: must be in (0, 1]"), std::string::npos) << b.output;
+  EXPECT_FALSE(fs::exists(bad / "summary.csv"));
+}
