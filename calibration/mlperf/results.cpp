@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/core/error.hpp"
+
 namespace sp::calibration {
 
 std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
@@ -23,6 +25,12 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     r.accelerators_per_node = count("accelerators_per_node");
     r.nodes = count("nodes");
     r.accelerators = count("accelerators_total");
+    if (static_cast<long long>(r.accelerators_per_node) * r.nodes != r.accelerators) {
+      warn({t.file(), t.line(i), 0}, "accelerators_total",
+           std::to_string(r.accelerators) + " is not accelerators_per_node x nodes (" +
+               std::to_string(r.accelerators_per_node) + " x " + std::to_string(r.nodes) + "); the model uses " +
+               std::to_string(r.accelerators));
+    }
     if (t.has_column("time_to_train_min")) {
       r.time_to_train_min = t.number(i, "time_to_train_min");
       if (r.time_to_train_min && !(*r.time_to_train_min > 0)) t.fail(i, "time_to_train_min", "must be positive");
@@ -32,6 +40,14 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     out.push_back(r);
   }
   return out;
+}
+
+void require_times(const std::vector<MlperfResult>& results, const std::string& file) {
+  for (const auto& r : results) {
+    if (r.time_to_train_min) return;
+  }
+  throw InputError({file, 0, 0}, "time_to_train_min", "no row has a time to train: nothing to compare with or fit",
+                   "predict --systems models rows without times");
 }
 
 std::vector<std::string> benchmarks(const std::vector<MlperfResult>& results) {

@@ -26,6 +26,9 @@ struct MlperfResult {
 /// Reads the columns scalepoint needs; the others stay in `table` for callers that carry them.
 std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& table);
 
+/// InputError naming `file` when no row has a time to train (nothing to analyse, compare or fit).
+void require_times(const std::vector<MlperfResult>& results, const std::string& file);
+
 /// The benchmark names in first-seen order.
 std::vector<std::string> benchmarks(const std::vector<MlperfResult>& results);
 

@@ -42,6 +42,7 @@ bool plot_benchmark(const std::filesystem::path& png, const calibration::Benchma
 int analyze_command(const AnalyzeOptions& o) {
   const config::CsvTable csv = config::CsvTable::read(o.data);
   const auto results = calibration::read_mlperf_results(csv);
+  calibration::require_times(results, csv.file());
   if (o.k && *o.k < 1) throw InputError(SourceLocation{"--k", 0, 0}, "", "needs at least 1 cluster");
   const auto analyses = calibration::analyze_efficiency(results, o.k, o.seed);
 

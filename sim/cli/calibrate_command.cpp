@@ -7,6 +7,7 @@
 #include "calibration/mlperf/calibrate.hpp"
 #include "calibration/mlperf/power.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/core/error.hpp"
 #include "sim/config/loader.hpp"
 #include "sim/core/sha256.hpp"
 #include "sim/output/staged_files.hpp"
@@ -37,10 +38,17 @@ int calibrate_mlperf_command(const CalibrateOptions& o) {
   const calibration::PlatformCatalog platforms(catalog);
   const std::string text = config::read_text_file(o.data);
   const auto rows = calibration::read_mlperf_results(config::CsvTable(text, o.data));
+  calibration::require_times(rows, o.data);
   calibration::CalibrateOptions options{o.loo, o.loko, 100, 1, {}};
   options.progress = [](const std::string& s) { std::fprintf(stderr, "\r\033[K%s", s.c_str()); };
   const calibration::FitResult fit = calibration::calibrate_mlperf(rows, catalog, platforms, options);
   if (o.loo || o.loko) std::fprintf(stderr, "\r\033[K");
+  if (fit.rows_used < 2 * fit.parameter_names.size()) {
+    warn({o.data, 0, 0}, "",
+         std::to_string(fit.rows_used) + " rows for " + std::to_string(fit.parameter_names.size()) +
+             " parameters: the fit rests on its priors, and the model error written is not an estimate "
+             "(calibrate on more systems, with --loo)");
+  }
 
   char date[32];
   const std::time_t now = std::time(nullptr);

@@ -178,6 +178,13 @@ int calibrate_network_command(const CalibrateNetworkOptions& o) {
     opt.max_segments = o.max_segments;
     opt.segments = o.segments;
     f.fit = calibration::fit_alpha_beta(points_of(f.rows), opt);
+    // Two parameters a segment: with fewer than 3 sizes per segment nothing checks the line.
+    if (f.rows.size() < 3 * f.fit.segments.size() || f.rows.size() < 6) {
+      warn({"--input", 0, 0}, "",
+           fmt::format("{}, {} ranks: {} measured sizes for {} segment(s); the fit is barely determined (measure "
+                       "a range of sizes, e.g. scalepoint-bench 8 B..1 GiB)",
+                       key.first, key.second, f.rows.size(), f.fit.segments.size()));
+    }
     if (!f.fit.ok) throw ModelError(fmt::format("{}, {} ranks: {}", key.first, key.second, f.fit.message));
     calibration::AlphaBetaOptions line;
     line.segments = 1;

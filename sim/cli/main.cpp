@@ -2,6 +2,7 @@
 // parses arguments, prints, and maps errors to exit codes (0 ok, 1 model/internal error, 2 bad
 // input). No other code in the project decides how the process ends.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -207,6 +208,11 @@ int main(int argc, char** argv) {
   } catch (const sp::ModelError& e) {
     std::fprintf(stderr, "scalepoint: cannot simulate: %s\n", e.what());
     return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the system refuses (too long, not a folder, no permission, disk full) is about the
+    // user's paths or machine, not the model: the message names the path.
+    std::fprintf(stderr, "scalepoint: error: %s\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "scalepoint: internal error: %s\n", e.what());
     return 1;

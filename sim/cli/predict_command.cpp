@@ -71,6 +71,7 @@ int validate_command(const ValidateOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   const calibration::PlatformCatalog platforms(catalog);
   const auto rows = calibration::read_mlperf_results(config::CsvTable::read(o.data));
+  calibration::require_times(rows, o.data);
   calibration::ValidationReport rep;
   if (o.loo || o.loko) {
     calibration::CalibrateOptions options{o.loo, o.loko, o.samples, o.seed, {}};

@@ -9,6 +9,7 @@
 
 #include "models/catalog.hpp"
 #include "sim/config/loader.hpp"
+#include "sim/core/error.hpp"
 #include "sim/output/hdf5_writer.hpp"
 #include "sim/output/manifest.hpp"
 #include "sim/output/plot.hpp"
@@ -49,6 +50,20 @@ int run_command(const RunOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   const ScenarioSpec spec = load_scenario(o.scenario, overrides, catalog);
   const std::vector<ScalingPoint> points = run_scenario(spec, true);
+  // The convergence table is measured only up to its largest batch; far beyond it the samples to
+  // converge are a straight-line guess.
+  std::int64_t largest = 0;
+  for (const auto& c : spec.workload.convergence.points) largest = c.pruned ? std::max(largest, c.global_batch) : largest;
+  for (const ScalingPoint& p : points) {
+    if (p.estimate.ok() && largest > 0 && p.estimate.global_batch > 2 * largest) {
+      warn({spec.file, 0, 0}, "batch",
+           fmt::format("N={}: global batch {} is {:.1f}x the largest RCP batch of {} ({}); its samples to converge are "
+                       "extrapolated from the table's last two points",
+                       p.estimate.accelerators, p.estimate.global_batch,
+                       static_cast<double>(p.estimate.global_batch) / static_cast<double>(largest), spec.workload.name,
+                       largest));
+    }
+  }
   const output::Table table = scaling_table(points);
 
   const fs::path dir = o.out_dir.empty() ? fs::path("results") / spec.name : fs::path(o.out_dir);

@@ -190,6 +190,16 @@ Override parse_override(const std::string& argument) {
   return Override{argument.substr(0, eq), argument.substr(eq + 1), argument};
 }
 
+bool exists_quietly(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path, ec) && !ec;
+}
+
+bool regular_file_quietly(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && !ec;
+}
+
 std::string read_text_file(const std::string& file) {
   std::error_code ec;
   const SourceLocation where{file, 0, 0};

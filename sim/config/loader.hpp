@@ -33,6 +33,11 @@ std::vector<ConfigNode> load_json_lines(const std::string& text, const std::stri
 /// The largest input file read (scenarios, platforms, result tables, measurements).
 inline constexpr std::uintmax_t kMaxInputBytes = std::uintmax_t{64} << 20;
 
+/// Whether `path` names something that exists, without throwing for names the file system
+/// refuses (too long, a component that is not a folder): those do not exist either.
+bool exists_quietly(const std::string& path);
+bool regular_file_quietly(const std::string& path);
+
 /// The whole file as bytes; InputError when it cannot be read, is not a regular file or is larger
 /// than kMaxInputBytes.
 std::string read_text_file(const std::string& file);

@@ -1,5 +1,7 @@
 #include "sim/core/error.hpp"
 
+#include <cstdio>
+
 namespace sp {
 
 std::string SourceLocation::str() const {
@@ -28,5 +30,21 @@ InputError::InputError(SourceLocation where, std::string key, std::string messag
       key_(std::move(key)),
       message_(std::move(message)),
       hint_(std::move(hint)) {}
+
+namespace {
+thread_local WarningCapture* capture = nullptr;
+}  // namespace
+
+WarningCapture::WarningCapture() : outer_(capture) { capture = this; }
+WarningCapture::~WarningCapture() { capture = outer_; }
+
+void warn(const SourceLocation& where, const std::string& key, const std::string& message) {
+  const std::string line = format_input_error(where, key, message, {});
+  if (capture) {
+    capture->messages_.push_back(line);
+  } else {
+    std::fprintf(stderr, "scalepoint: warning: %s\n", line.c_str());
+  }
+}
 
 }  // namespace sp

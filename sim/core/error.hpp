@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace sp {
 
@@ -38,6 +39,26 @@ class InputError : public std::runtime_error {
 class ModelError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+/// Input the model accepts but the user should hear about (a fit with too few points, counts that
+/// contradict each other, a batch far beyond the measured convergence table): one line on stderr,
+/// "scalepoint: warning: <where>: <key>: <message>", or into the innermost WarningCapture of this
+/// thread while one lives (tests).
+void warn(const SourceLocation& where, const std::string& key, const std::string& message);
+
+class WarningCapture {
+ public:
+  WarningCapture();
+  ~WarningCapture();
+  WarningCapture(const WarningCapture&) = delete;
+  WarningCapture& operator=(const WarningCapture&) = delete;
+  const std::vector<std::string>& messages() const { return messages_; }
+
+ private:
+  friend void warn(const SourceLocation&, const std::string&, const std::string&);
+  std::vector<std::string> messages_;
+  WarningCapture* outer_;
 };
 
 }  // namespace sp

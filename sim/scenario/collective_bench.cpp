@@ -17,10 +17,10 @@ namespace fs = std::filesystem;
 
 fs::path find_platform_file(const std::string& name, const SourceLocation& where, const std::string& key) {
   fs::path file(name);
-  if (!fs::exists(file)) {
+  if (!config::exists_quietly(file.string())) {
     const fs::path dir = models::data_root() / "scenarios" / "platforms";
     file = dir / (name + ".yaml");
-    if (!fs::exists(file)) {
+    if (!config::exists_quietly(file.string())) {
       std::vector<std::string> known;
       for (const auto& e : fs::directory_iterator(dir)) {
         const std::string stem = e.path().stem().string();

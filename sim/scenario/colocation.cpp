@@ -1,4 +1,5 @@
 #include "sim/scenario/colocation.hpp"
+#include "sim/config/loader.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -31,7 +32,7 @@ models::SmallWorkload small_workload(const config::ConfigNode& where) {
   const std::string name = where.as_string();
   const fs::path dir = models::data_root() / "models" / "small";
   const fs::path file = dir / (name + ".yaml");
-  if (name.find('/') != std::string::npos || !fs::is_regular_file(file)) {
+  if (name.find('/') != std::string::npos || !config::regular_file_quietly(file.string())) {
     std::vector<std::string> known;
     for (const auto& e : fs::directory_iterator(dir)) {
       if (e.path().extension() == ".yaml") known.push_back(e.path().stem().string());

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "sim/config/csv.hpp"
+#include "sim/config/loader.hpp"
 #include "sim/core/error.hpp"
 #include "sim/scenario/colocation.hpp"
 
@@ -19,7 +20,7 @@ output::Table validate_colocation(const std::string& published_csv, const models
     const std::string name = csv.cell(i, "scenario");
     if (specs.count(name)) continue;
     const std::filesystem::path file = models::data_root() / "scenarios" / "colocation" / (name + ".yaml");
-    if (name.find('/') != std::string::npos || !std::filesystem::is_regular_file(file)) {
+    if (name.find('/') != std::string::npos || !config::regular_file_quietly(file.string())) {
       csv.fail(i, "scenario", "no scenarios/colocation/" + name + ".yaml");
     }
     specs.emplace(name, load_colocation(file.string(), {}, catalog));

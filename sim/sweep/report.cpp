@@ -36,14 +36,14 @@ std::string n_text(const BreakEven& b) { return b.accelerators ? std::to_string(
 SweepReport read_sweep_report(const std::string& dir) {
   const fs::path csv = fs::path(dir) / "sweep.csv", manifest = fs::path(dir) / "manifest.yaml";
   const SourceLocation where{dir, 0, 0};
-  if (!fs::exists(csv) || !fs::exists(manifest)) {
+  if (!config::exists_quietly(csv.string()) || !config::exists_quietly(manifest.string())) {
     throw InputError(where, "", "no finished sweep here (sweep.csv and manifest.yaml)", "run scalepoint sweep first");
   }
   SweepReport r;
   const config::ConfigNode m = config::load_file(manifest.string());
   r.name = m.at("sweep_name").as_string();
   const std::string sweep_file = m.at("sweep_file").as_string();
-  if (fs::exists(sweep_file)) {
+  if (config::exists_quietly(sweep_file)) {
     const SweepSpec spec = load_sweep(sweep_file);
     r.gpu_hour_usd = spec.gpu_hour_usd;
     r.deadline_s = spec.deadline_s;

@@ -93,7 +93,7 @@ SweepWriter::SweepWriter(const std::string& dir, const SweepSpec& spec, bool res
   fs::create_directories(dir_);
   const fs::path csv = fs::path(dir_) / "sweep.csv", progress = fs::path(dir_) / "sweep.progress";
   const std::string header = sweep_header(spec);
-  if (resume && fs::exists(progress)) {
+  if (resume && config::exists_quietly(progress.string())) {
     std::istringstream in(config::read_text_file(progress.string()));
     std::string sha;
     in >> done_ >> bytes_ >> sha >> std::hex >> checksum_ >> std::dec >> failed_;

@@ -1,4 +1,5 @@
 #include "sim/sweep/sweep_spec.hpp"
+#include "sim/config/loader.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -117,7 +118,7 @@ SweepSpec load_sweep(const std::string& file) {
   s.name = root.at("name").as_string();
   const config::ConfigNode base = root.at("base");
   s.base_file = (std::filesystem::path(file).parent_path() / base.as_string()).lexically_normal().string();
-  if (!std::filesystem::exists(s.base_file)) base.fail("no such scenario: " + s.base_file);
+  if (!config::exists_quietly(s.base_file)) base.fail("no such scenario: " + s.base_file);
 
   if (auto m = root.find("max_points")) s.max_points = m->as_positive_int();
   const config::ConfigNode axes = root.at("axes");
@@ -164,7 +165,7 @@ SweepSpec load_sweep(const std::string& file) {
   }
   std::set<std::string> bases;  // each scenario file checked once, not once per point
   for (const SweepPoint& p : s.points) {
-    if (bases.insert(s.base_of(p)).second && !std::filesystem::exists(s.base_of(p))) {
+    if (bases.insert(s.base_of(p)).second && !config::exists_quietly(s.base_of(p))) {
       axes.fail("point " + std::to_string(p.id) + " names a scenario that does not exist: " + s.base_of(p));
     }
   }

@@ -72,3 +72,20 @@ TEST(PowerFit, BadRowsNameTheFileLineAndColumn) {
 }
 
 }  // namespace sp::calibration
+
+namespace sp::calibration {
+
+TEST(Results, ContradictoryCountsAreAWarningNamingTheRow) {
+  const std::string csv =
+      "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size\n"
+      "bert,NVIDIA H100-SXM5-80GB,8,1,8,\n"
+      "bert,NVIDIA H100-SXM5-80GB,8,2,8,\n";
+  WarningCapture w;
+  const auto rows = read_mlperf_results(config::CsvTable(csv, "t.csv"));
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(w.messages().size(), 1u);
+  EXPECT_EQ(w.messages()[0], "t.csv:3: accelerators_total: 8 is not accelerators_per_node x nodes (8 x 2); the model uses 8");
+  EXPECT_THROW(require_times(rows, "t.csv"), InputError);
+}
+
+}  // namespace sp::calibration

@@ -291,3 +291,63 @@ TEST(Cli, ColocateWritesItsTablesAndBadInputWritesNothing) {
   EXPECT_NE(b.output.find("sharing.fraction: must be in (0, 1]"), std::string::npos) << b.output;
   EXPECT_FALSE(fs::exists(bad / "summary.csv"));
 }
+
+TEST(Cli, SilentlyAcceptedCasesWarnOrFail) {
+  // 1024 x 48 = 49,152 samples: 3x BERT's largest RCP batch (16,384), an extrapolated convergence.
+  const RunResult far = run("run " + scenario("bert") + " --set 'accelerators=[1024]' --set 'batch={per_accelerator: 48}' -q "
+                            "--out " + fresh_dir("warn_rcp").string());
+  EXPECT_EQ(far.status, 0) << far.output;
+  EXPECT_NE(far.output.find("scalepoint: warning: " + scenario("bert") +
+                            ": batch: N=1024: global batch 49152 is 3.0x the largest RCP batch of bert (16384)"),
+            std::string::npos)
+      << far.output;
+  const fs::path dir = fresh_dir("warn_counts");
+  fs::create_directories(dir);
+  {
+    std::ofstream f(dir / "systems.csv");
+    f << "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size,time_to_train_min\n"
+         "bert,NVIDIA H100-SXM5-80GB,8,2,8,,\n";
+  }
+  // Counts that contradict each other are said, with file, line and column; a table without a
+  // single time cannot be validated or analysed (exit 2, nothing written).
+  const RunResult p = run("predict --systems " + (dir / "systems.csv").string() + " --out " + (dir / "p.csv").string());
+  EXPECT_EQ(p.status, 0) << p.output;
+  EXPECT_NE(p.output.find("systems.csv:2: accelerators_total: 8 is not accelerators_per_node x nodes (8 x 2)"),
+            std::string::npos)
+      << p.output;
+  for (const char* cmd : {"validate --data ", "analyze --data "}) {
+    const RunResult v = run(cmd + (dir / "systems.csv").string() + " --out " + (dir / "out").string());
+    EXPECT_EQ(v.status, 2) << cmd << v.output;
+    EXPECT_NE(v.output.find("time_to_train_min: no row has a time to train"), std::string::npos) << v.output;
+    EXPECT_FALSE(fs::exists(dir / "out"));
+  }
+}
+
+TEST(Cli, FitsOnTooFewPointsWarn) {
+  const fs::path dir = fresh_dir("few_points");
+  fs::create_directories(dir);
+  // Three sizes of one collective: a platform is written, with a warning that says so.
+  {
+    std::ifstream in(std::string(SP_SOURCE_DIR) + "/results/calibration/localhost/bench_np2.csv");
+    std::ofstream out(dir / "three.csv");
+    std::string line;
+    for (int i = 0; i < 8 && std::getline(in, line); ++i) out << line << "\n";  // 5 header lines, 3 sizes
+  }
+  const RunResult n = run("calibrate network --input " + (dir / "three.csv").string() + " --base localhost --out " +
+                          (dir / "p.yaml").string());
+  EXPECT_EQ(n.status, 0) << n.output;
+  EXPECT_NE(n.output.find("scalepoint: warning: --input: scale_up, 2 ranks: 3 measured sizes for "),
+            std::string::npos)
+      << n.output;
+  // One published row for 20-odd parameters: the priors decide and the model error is no estimate.
+  {
+    std::ifstream in(std::string(SP_SOURCE_DIR) + "/calibration/data/mlperf/results_v4.1.csv");
+    std::ofstream out(dir / "one.csv");
+    std::string line;
+    for (int i = 0; i < 2 && std::getline(in, line); ++i) out << line << "\n";
+  }
+  const RunResult m = run("calibrate mlperf --data " + (dir / "one.csv").string() + " --out " + (dir / "m.yaml").string());
+  EXPECT_EQ(m.status, 0) << m.output;
+  EXPECT_NE(m.output.find("one.csv: 1 rows for "), std::string::npos) << m.output;
+  EXPECT_NE(m.output.find("the fit rests on its priors"), std::string::npos) << m.output;
+}

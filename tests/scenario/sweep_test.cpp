@@ -73,6 +73,20 @@ TEST(Sweep, ErrorsAreLocatedInTheSweepFile) {
   EXPECT_FALSE(fs::exists(out));  // nothing written for a bad sweep file
 }
 
+TEST(Sweep, AFileNameTheSystemRefusesIsABadBaseNotACrash) {
+  // Found by fuzz_sweep (tests/fuzz): a `base` longer than a file name may be ended the program
+  // with an uncaught filesystem_error; it is the sweep file's error now.
+  const fs::path dir = fresh("long_base");
+  fs::create_directories(dir);
+  { std::ofstream(dir / "s.yaml") << "name: s\nbase: " << std::string(300, 'G') << ".yaml\naxes: []\n"; }
+  try {
+    sp::load_sweep((dir / "s.yaml").string());
+    FAIL() << "no error";
+  } catch (const sp::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.yaml:2:7: base: no such scenario: "), std::string::npos) << e.what();
+  }
+}
+
 TEST(Sweep, TooManyPointsAreRefusedWithTheirCountBeforeAnythingIsWritten) {
   // A grid of 3 x 4 values and a repeat of 5 expand to 60 points; the file allows 50.
   const fs::path out = fresh("too_many");
