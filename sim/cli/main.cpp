@@ -1,6 +1,7 @@
 // scalepoint: the command-line front end. Each subcommand is one library call; this file only
 // parses arguments, prints, and maps errors to exit codes (0 ok, 1 model/internal error, 2 bad
 // input). No other code in the project decides how the process ends.
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -14,6 +15,9 @@
 #include "sim/core/error.hpp"
 
 int main(int argc, char** argv) {
+  // Past a file-size limit, let write() fail with EFBIG (a message, what was finished intact)
+  // rather than the default SIGXFSZ that kills the process mid-row.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"scalepoint: discrete-event simulator of multi-GPU training scaling"};
   app.set_version_flag("--version", std::string(SCALEPOINT_VERSION));
   app.require_subcommand(1);
@@ -213,6 +217,10 @@ int main(int argc, char** argv) {
     // user's paths or machine, not the model: the message names the path.
     std::fprintf(stderr, "scalepoint: error: %s\n", e.what());
     return 2;
+  } catch (const std::system_error& e) {
+    // A write the system refused (disk full, a size limit): what was finished is intact.
+    std::fprintf(stderr, "scalepoint: error: %s\n", e.what());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "scalepoint: internal error: %s\n", e.what());
     return 1;

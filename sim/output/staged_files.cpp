@@ -1,6 +1,8 @@
 #include "sim/output/staged_files.hpp"
 
+#include <cerrno>
 #include <fstream>
+#include <system_error>
 #include <stdexcept>
 
 #include <unistd.h>
@@ -36,10 +38,13 @@ fs::path StagedFiles::stage(const std::string& name) {
 
 void StagedFiles::write(const std::string& name, const std::string& content) {
   const fs::path tmp = stage(name);
+  errno = 0;
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   out << content;
   out.close();
-  if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  // Disk full, a size limit or a read-only folder: the system's reason; nothing is renamed, and
+  // the destructor removes what was staged.
+  if (!out) throw std::system_error(errno ? errno : EIO, std::generic_category(), "cannot write " + tmp.string());
 }
 
 void StagedFiles::drop(const std::string& name) {

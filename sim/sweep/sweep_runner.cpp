@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <system_error>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -47,13 +49,25 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// A failed write (disk full, a file size limit, an I/O error) ends the sweep with the system's
+// reason; the progress file still describes only rows that were written whole and synced, so
+// --resume cuts the partial tail and goes on.
+[[noreturn]] void write_failed(const std::string& file, int error) {
+  throw std::system_error(error, std::generic_category(), "cannot write " + file);
+}
+
 void write_all(int fd, const std::string& text, const std::string& file) {
   std::size_t off = 0;
   while (off < text.size()) {
     const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n <= 0) throw ModelError("cannot write " + file);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) write_failed(file, n < 0 ? errno : ENOSPC);
     off += static_cast<std::size_t>(n);
   }
+}
+
+void sync(int fd, const std::string& file) {
+  if (::fsync(fd) != 0 && errno != EINVAL) write_failed(file, errno);
 }
 
 }  // namespace
@@ -142,7 +156,7 @@ void SweepWriter::add(int point, PointResult result) {
     const std::string& text = it->second.rows;
     if (it->second.failed) ++failed_;
     write_all(fd_, text, dir_ + "/sweep.csv");
-    ::fsync(fd_);  // the rows are on disk before the progress says so
+    sync(fd_, dir_ + "/sweep.csv");  // the rows are on disk before the progress says so
     bytes_ += text.size();
     checksum_ = checksum(checksum_, text);
     ++done_;
@@ -161,9 +175,9 @@ void SweepWriter::write_progress() {
   const fs::path tmp = fs::path(dir_) / "sweep.progress.tmp";
   const std::string text = fmt::format("{} {} {} {:016x} {}\n", done_, bytes_, sha_, checksum_, failed_);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw ModelError("cannot write " + tmp.string());
+  if (fd < 0) write_failed(tmp.string(), errno);
   write_all(fd, text, tmp.string());
-  ::fsync(fd);
+  sync(fd, tmp.string());
   ::close(fd);
   fs::rename(tmp, fs::path(dir_) / "sweep.progress");
 }

@@ -140,6 +140,78 @@ TEST(Sweep, KilledPartWayAndResumedEqualsUninterrupted) {
   EXPECT_NE(other.output.find("belongs to another sweep file"), std::string::npos) << other.output;
 }
 
+TEST(Sweep, AKilledWorkerRankStopsTheSweepAndResumeCompletesIt) {
+  // Under mpirun with 2 ranks, SIGKILL the worker (rank 1) as it starts: Open MPI
+  // ends the job; every point recorded is on disk, and --resume (here serial) finishes the sweep
+  // to the bytes of an uninterrupted run.
+  const fs::path whole = fresh("whole_w"), killed = fresh("killed_w");
+  ASSERT_EQ(sweep(kSweeps + "slow.yaml -q --out " + whole.string()).status, 1);
+  const std::string dir = killed.string();
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+  setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 0);
+  std::string script = R"SH(timeout 300 MPIEXEC -np 2 CLI sweep SWEEPS/slow.yaml -q --out DIR & m=$!
+worker=""
+while [ -z "$worker" ]; do
+  for p in $(pgrep -f "sweep .*--out DIR$"); do
+    xargs -0 -n1 echo < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && worker=$p
+  done
+  sleep 0.01
+done
+sleep 0.05; kill -9 $worker && echo killed
+wait $m; echo mpirun $?
+)SH";
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"MPIEXEC", SP_MPIEXEC}, {"CLI", SP_CLI},
+                                 {"SWEEPS/", kSweeps}, {"DIR", dir}}) {
+    for (std::size_t at = script.find(from); at != std::string::npos; at = script.find(from, at + to.size())) {
+      script.replace(at, from.size(), to);
+    }
+  }
+  {
+    std::ofstream(killed.string() + ".sh") << script;
+  }
+  const auto k = shell("bash " + killed.string() + ".sh");
+  ASSERT_NE(k.output.find("killed"), std::string::npos) << k.output;
+  EXPECT_EQ(k.output.find("mpirun 0"), std::string::npos) << k.output;  // the job failed
+  const std::string partial = slurp(killed / "sweep.csv");
+  ASSERT_LT(partial.size(), slurp(whole / "sweep.csv").size()) << "it finished before the kill\n" << k.output;
+  const auto r = sweep(kSweeps + "slow.yaml -q --resume --out " + dir);
+  ASSERT_EQ(r.status, 1) << r.output;
+  EXPECT_EQ(slurp(killed / "sweep.csv"), slurp(whole / "sweep.csv"));
+  EXPECT_EQ(slurp(killed / "sweep.h5"), slurp(whole / "sweep.h5"));
+}
+
+TEST(Sweep, AFullDiskEndsWithTheReasonAndResumeCompletesIt) {
+  // A file-size limit (RLIMIT_FSIZE; scalepoint ignores SIGXFSZ, so write() reports EFBIG) stands
+  // in for a full disk: the sweep stops with the system's reason (exit 1), what it recorded is
+  // intact, and --resume without the limit gives the uninterrupted bytes.
+  const fs::path whole = fresh("whole_f"), full = fresh("full");
+  ASSERT_EQ(sweep(kSweeps + "slow.yaml -q --out " + whole.string()).status, 1);
+  const std::size_t size = slurp(whole / "sweep.csv").size();
+  const std::string blocks = std::to_string(size / 2 / 1024);  // bash counts ulimit -f in KiB
+  const auto f = shell("bash -c 'ulimit -f " + blocks + "; " + SP_CLI + " sweep " + kSweeps +
+                       "slow.yaml -q --out " + full.string() + "'");
+  EXPECT_EQ(f.status, 1) << f.output;
+  EXPECT_NE(f.output.find("scalepoint: error: cannot write " + full.string() + "/sweep.csv: File too large"),
+            std::string::npos)
+      << f.output;
+  EXPECT_EQ(f.output.find("internal error"), std::string::npos) << f.output;
+  const auto r = sweep(kSweeps + "slow.yaml -q --resume --out " + full.string());
+  ASSERT_EQ(r.status, 1) << r.output;
+  EXPECT_EQ(slurp(full / "sweep.csv"), slurp(whole / "sweep.csv"));
+  // A read-only output folder for `run`: the reason, and no partial output.
+  const fs::path ro = fresh("read_only");
+  fs::create_directories(ro);
+  fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
+  if (::geteuid() != 0) {  // root writes anywhere
+    const auto w = shell(std::string(SP_CLI) + " run " + std::string(SP_SOURCE_DIR) + "/scenarios/bert.yaml -q --out " +
+                         (ro / "out").string());
+    EXPECT_NE(w.status, 0);
+    EXPECT_NE(w.output.find("Permission denied"), std::string::npos) << w.output;
+  }
+  fs::permissions(ro, fs::perms::owner_all);
+}
+
 TEST(Sweep, ResumeTrustsOnlyARecordedPartThatIsAllThereAndUnchanged) {
   const fs::path dir = fresh("tamper");
   ASSERT_EQ(sweep(kSweeps + "slow.yaml -q --out " + dir.string()).status, 1);
