@@ -19,12 +19,12 @@ KernelCosts parse_kernel_costs(const config::ConfigNode& n, const Accelerator& a
   if (c.source.rfind("measured", 0) != 0 && c.source.rfind("estimate", 0) != 0) {
     n.at("source").fail("must start with 'measured' or 'estimate' and name where the figures come from");
   }
-  c.parallel_units = static_cast<int>(n.at("parallel_units").as_positive_int());
+  c.parallel_units = n.at("parallel_units").as_count();
   const config::ConfigNode tile = n.at("gemm_tile");
   const auto dims = tile.elements();
   if (dims.size() != 2) tile.fail("needs [m, n]: the output tile of one work unit");
-  c.tile_m = static_cast<int>(dims[0].as_positive_int());
-  c.tile_n = static_cast<int>(dims[1].as_positive_int());
+  c.tile_m = dims[0].as_count();
+  c.tile_n = dims[1].as_count();
   c.kernel_latency = n.at("kernel_latency").as_nonnegative_duration();
   c.memory_efficiency = n.at("memory_efficiency").as_fraction();
   const auto known_dtype = [&](const std::string& dtype, const config::ConfigNode& where) {
@@ -117,7 +117,7 @@ Accelerator parse_accelerator(const config::ConfigNode& n) {
 
   const config::ConfigNode node = n.at("typical_node");
   node.expect_only({"accelerators", "nics", "nic_bandwidth"});
-  a.typical_accelerators_per_node = static_cast<int>(node.at("accelerators").as_positive_int());
+  a.typical_accelerators_per_node = node.at("accelerators").as_count();
   const config::ConfigNode nics = node.at("nics");
   const std::int64_t nic_count = nics.as_int();
   if (nic_count < 0) nics.fail("must not be negative");

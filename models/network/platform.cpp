@@ -38,7 +38,7 @@ Tier parse_scale_up(const config::ConfigNode& n, const Accelerator& a, int per_n
   t.name = "scale_up";
   t.kind = parse_kind(n.at("kind"), {TierKind::switch_, TierKind::pcie, TierKind::bridge, TierKind::torus});
   t.size = per_node;
-  if (auto s = n.find("size")) t.size = static_cast<int>(s->as_positive_int());
+  if (auto s = n.find("size")) t.size = s->as_count();
   t.bandwidth = a.scale_up_bandwidth;
   if (auto bw = n.find("bandwidth")) t.bandwidth = bw->as_positive_bandwidth();
   t.efficiency = n.at("efficiency").as_fraction();
@@ -86,7 +86,7 @@ Tier parse_scale_out(const config::ConfigNode& n, const Accelerator& a, int per_
     t.oversubscription = x->as_number();
     if (t.oversubscription < 1) x->fail("must be at least 1 (1 = non-blocking)");
   }
-  if (auto x = n.find("nodes_per_leaf")) t.nodes_per_leaf = static_cast<int>(x->as_positive_int());
+  if (auto x = n.find("nodes_per_leaf")) t.nodes_per_leaf = x->as_count();
   t.reduction = parse_reduction(n, "sharp");
   parse_communication_sms(n, a, t);
   return t;
@@ -103,7 +103,7 @@ PlatformPower parse_power(const config::ConfigNode& n) {
   if (auto x = n.find("host")) p.host = watts(*x);
   if (auto x = n.find("switch")) p.switch_power = watts(*x);
   if (auto x = n.find("switch_radix")) {
-    p.switch_radix = static_cast<int>(x->as_positive_int());
+    p.switch_radix = x->as_count();
     if (p.switch_radix < 2 || p.switch_radix > 4096) x->fail("must be between 2 and 4096 ports");
   }
   if (auto x = n.find("psu_efficiency")) {
@@ -140,7 +140,7 @@ void parse_measured(const config::ConfigNode& n, Topology& topo) {
       s.expect_only({"ranks", "from", "latency", "bandwidth"});
       MeasuredSegment seg{s.at("from").as_bytes(), s.at("latency").as_nonnegative_duration(),
                           s.at("bandwidth").as_positive_bandwidth(), 0};
-      if (auto r = s.find("ranks")) seg.ranks = static_cast<int>(r->as_positive_int());
+      if (auto r = s.find("ranks")) seg.ranks = r->as_count();
       const MeasuredSegment* prev = t.measured.empty() ? nullptr : &t.measured.back();
       if (prev && (seg.ranks < prev->ranks || (seg.ranks == prev->ranks && !(seg.from > prev->from)))) {
         s.at("from").fail("segments must be grouped by ranks (ascending), then start at ascending sizes");
@@ -160,7 +160,7 @@ Platform parse_platform(const config::ConfigNode& n, const Catalog& catalog) {
   p.name = n.at("name").as_string();
   p.accelerator = catalog.accelerator(n.at("accelerator"));
   int per_node = p.accelerator.typical_accelerators_per_node;
-  if (auto a = n.find("accelerators_per_node")) per_node = static_cast<int>(a->as_positive_int());
+  if (auto a = n.find("accelerators_per_node")) per_node = a->as_count();
   p.topology.accelerators_per_node = per_node;
 
   const config::ConfigNode up = n.at("scale_up");

@@ -40,7 +40,7 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
   }
   ParallelSpec s;
   const auto count = [&](const char* key, std::optional<int>& out) {
-    if (auto v = n.find(key)) out = static_cast<int>(v->as_positive_int());
+    if (auto v = n.find(key)) out = v->as_count();
   };
   count("tensor", s.tensor);
   count("context", s.context);
@@ -64,7 +64,7 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
     LayoutSearch l;
     const auto sizes = [&](const char* key, std::vector<int>& out) {
       if (auto list = search->find(key)) {
-        for (const auto& v : list->elements()) out.push_back(static_cast<int>(v.as_positive_int()));
+        for (const auto& v : list->elements()) out.push_back(v.as_count());
         if (out.empty()) list->fail("needs at least one size");
       }
     };

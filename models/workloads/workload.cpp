@@ -86,7 +86,12 @@ LayerGroup parse_layer(const config::ConfigNode& n) {
                  "tensor_parallel", "context_parallel", "ops"});
   LayerGroup l;
   l.name = n.at("name").as_string();
-  if (auto r = n.find("repeat")) l.repeat = static_cast<int>(r->as_positive_int());
+  if (auto r = n.find("repeat")) {
+    // The step graph holds every instance: beyond a hundred thousand it is no model of a network.
+    const std::int64_t v = r->as_positive_int();
+    if (v > 100'000) r->fail("at most 100000 repeats of a layer group, got " + std::to_string(v));
+    l.repeat = static_cast<int>(v);
+  }
   l.parameters = nonnegative_int(n.at("parameters"));
   l.trainable_parameters = l.parameters;
   if (auto t = n.find("trainable_parameters")) {
@@ -159,7 +164,9 @@ ConvergenceTable parse_convergence(const config::ConfigNode& n) {
     c.mean = p.at("mean").as_positive_number();
     c.stdev = p.at("stdev").as_number();
     if (c.stdev < 0) p.at("stdev").fail("must not be negative");
-    c.runs = static_cast<int>(p.at("runs").as_positive_int());
+    const std::int64_t runs = p.at("runs").as_positive_int();
+    if (runs > 1'000'000) p.at("runs").fail("at most 1000000 runs");
+    c.runs = static_cast<int>(runs);
     c.pruned = p.at("pruned").as_bool();
     if (!t.points.empty() && c.global_batch <= t.points.back().global_batch) {
       p.at("global_batch").fail("points must be in ascending global_batch order");
@@ -234,7 +241,7 @@ Workload parse_workload(const config::ConfigNode& n) {
   w.memory.weight_bytes_per_parameter = mem.at("weight_bytes_per_parameter").as_positive_bytes();
   w.memory.optimizer_bytes_per_trainable_parameter = mem.at("optimizer_bytes_per_trainable_parameter").as_bytes();
   w.memory.reserved = mem.at("reserved").as_bytes();
-  w.runs_per_result = static_cast<int>(n.at("runs_per_result").as_positive_int());
+  w.runs_per_result = n.at("runs_per_result").as_count();
   const config::ConfigNode typical = n.at("typical_global_batch");
   for (const auto& [key, value] : typical.entries()) {
     char* end = nullptr;

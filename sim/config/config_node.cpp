@@ -157,6 +157,12 @@ std::int64_t ConfigNode::as_positive_int() const {
   return v;
 }
 
+int ConfigNode::as_count(std::int64_t max) const {
+  const std::int64_t v = as_positive_int();
+  if (v > max) fail("must be at most " + std::to_string(max) + ", got " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
 double ConfigNode::as_positive_number() const {
   const double v = as_number();
   if (!(v > 0.0)) fail("must be greater than 0, got " + as_string());

@@ -51,6 +51,8 @@ class ConfigNode {
   std::int64_t as_int() const;
   /// An integer >= 1 (counts of accelerators, nodes, NICs ...).
   std::int64_t as_positive_int() const;
+  /// An integer from 1 to `max` that fits an int (sizes, counts the model indexes with).
+  int as_count(std::int64_t max = 1'000'000'000) const;
   /// A real number > 0 and finite.
   double as_positive_number() const;
   /// A real number in (0, 1] (efficiencies).

@@ -90,7 +90,7 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
 
   const config::ConfigNode list = root.at("jobs");
   for (const auto& e : list.elements()) {
-    const int k = static_cast<int>(e.as_positive_int());
+    const int k = e.as_count();
     if (k > 1024) e.fail("at most 1024 jobs on one accelerator");
     if (!s.jobs.empty() && k <= s.jobs.back()) e.fail("job counts must be in ascending order");
     s.jobs.push_back(k);
@@ -131,8 +131,8 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
       if (m != "time_slicing" && m != "mps") x->fail("unknown mode '" + m + "'", "valid: time_slicing, mps");
       s.fractional_mps = m == "mps";
     }
-    if (auto x = sh->find("fused_max")) s.fused_max = static_cast<int>(x->as_positive_int());
-    if (auto x = sh->find("mps_clients_max")) s.mps_clients_max = static_cast<int>(x->as_positive_int());
+    if (auto x = sh->find("fused_max")) s.fused_max = x->as_count();
+    if (auto x = sh->find("mps_clients_max")) s.mps_clients_max = x->as_count();
   }
   return s;
 }

@@ -136,7 +136,7 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
 
   const config::ConfigNode list = root.at("accelerators");
   for (const auto& e : list.elements()) {
-    const int n = static_cast<int>(e.as_positive_int());
+    const int n = e.as_count();
     if (std::find(s.accelerators.begin(), s.accelerators.end(), n) != s.accelerators.end()) {
       e.fail("accelerator count " + std::to_string(n) + " is listed twice");
     }

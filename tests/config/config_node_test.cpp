@@ -123,6 +123,14 @@ TEST(Overrides, ErrorsPointAtTheArgument) {
             std::string::npos);
 }
 
+TEST(ConfigNode, CountsAreBoundedToWhatTheModelIndexes) {
+  // A count beyond an int would wrap; beyond the stated maximum it is refused with the limit.
+  const ConfigNode root = load_string("a: 3000000000\nb: 12\n", "c.yaml");
+  EXPECT_EQ(error_of([&] { root.at("a").as_count(); }).message(), "must be at most 1000000000, got 3000000000");
+  EXPECT_EQ(root.at("b").as_count(), 12);
+  EXPECT_EQ(error_of([&] { root.at("b").as_count(10); }).message(), "must be at most 10, got 12");
+}
+
 TEST(Includes, AreSplicedAndLocatedInTheirOwnFile) {
   const std::string dir = temp_dir();
   write(dir + "/inner.yaml", "x: 1\nbw: 450\n");
