@@ -3,6 +3,8 @@
 #include <string>
 
 #include "models/catalog.hpp"
+#include "models/workloads/workload.hpp"
+#include "sim/core/error.hpp"
 #include "sim/config/loader.hpp"
 
 namespace sp::models {
@@ -115,6 +117,26 @@ TEST(Catalog, WorkloadTotalsMatchTheReference) {
   EXPECT_EQ(sd.trainable_parameters(), 865'910'724);
   EXPECT_NEAR(sd.forward_flops_per_sample().value(), 804e9, 1e9);
   EXPECT_NEAR((sd.forward_flops_per_sample() + sd.backward_flops_per_sample()).value(), 2413e9, 1e9);
+}
+
+}  // namespace sp::models
+
+namespace sp::models {
+
+TEST(Catalog, LayerRepeatsAreBounded) {
+  // The step graph holds every layer instance: 200,000 repeats of BERT's encoder is refused with
+  // the limit, at the line and key, not built.
+  std::string yaml = config::read_text_file(std::string(SP_SOURCE_DIR) + "/models/workloads/bert.yaml");
+  const std::size_t at = yaml.find("repeat: 24");
+  ASSERT_NE(at, std::string::npos);
+  yaml.replace(at, 10, "repeat: 200000");
+  try {
+    parse_workload(config::load_string(yaml, "bert.yaml"));
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(".repeat: at most 100000 repeats of a layer group, got 200000"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace sp::models
