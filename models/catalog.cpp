@@ -121,11 +121,7 @@ T find_by_name(const std::vector<T>& items, const config::ConfigNode& where, con
     }
     all.push_back(item.name);
   }
-  if (!guess) guess = config::closest_match(wanted, all);
-  std::string list;
-  for (const auto& n : all) list += (list.empty() ? "" : ", ") + n;
-  where.fail(std::string("unknown ") + what + " '" + wanted + "'",
-             (guess ? "did you mean '" + *guess + "'? " : std::string()) + "known: " + list);
+  where.fail(std::string("unknown ") + what + " '" + wanted + "'", config::known_names_hint(wanted, all, guess));
 }
 }  // namespace
 

@@ -289,4 +289,12 @@ std::optional<std::string> closest_match(std::string_view word,
   return best;
 }
 
+std::string known_names_hint(std::string_view wanted, const std::vector<std::string>& known,
+                             std::optional<std::string> guess) {
+  if (!guess) guess = closest_match(wanted, known);
+  std::string list;
+  for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+  return (guess ? "did you mean '" + *guess + "'? " : std::string()) + "known: " + list;
+}
+
 }  // namespace sp::config

@@ -98,5 +98,9 @@ class ConfigNode {
 std::size_t edit_distance(std::string_view a, std::string_view b);
 /// The closest candidate to `word` if it is close enough to be a plausible typo.
 std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates);
+/// The hint of an unknown-name error: "did you mean 'x'? known: a, b, c" (`guess` when the
+/// caller has a better one than the closest spelling).
+std::string known_names_hint(std::string_view wanted, const std::vector<std::string>& known,
+                             std::optional<std::string> guess = std::nullopt);
 
 }  // namespace sp::config

@@ -27,12 +27,8 @@ fs::path find_platform_file(const std::string& name, const SourceLocation& where
         if (e.path().extension() == ".yaml" && stem != "nccl_protocols") known.push_back(stem);
       }
       std::sort(known.begin(), known.end());
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      const auto guess = config::closest_match(name, known);
       throw InputError(where, key, "unknown platform '" + name + "'",
-                       (guess ? "did you mean '" + *guess + "'? " : std::string()) + "known: " + list +
-                           ", or a path to a platform file");
+                       config::known_names_hint(name, known) + ", or a path to a platform file");
     }
   }
   return file;

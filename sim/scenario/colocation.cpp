@@ -38,11 +38,7 @@ models::SmallWorkload small_workload(const config::ConfigNode& where) {
       if (e.path().extension() == ".yaml") known.push_back(e.path().stem().string());
     }
     std::sort(known.begin(), known.end());
-    std::string list;
-    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-    const auto guess = config::closest_match(name, known);
-    where.fail("unknown small workload '" + name + "'",
-               (guess ? "did you mean '" + *guess + "'? " : std::string()) + "known: " + list + " (models/small/)");
+    where.fail("unknown small workload '" + name + "'", config::known_names_hint(name, known) + " (models/small/)");
   }
   return models::parse_small_workload(config::load_file(file.string()));
 }
