@@ -17,6 +17,7 @@ void Calibration::apply(Workload& w) const {
     w.model_error = it->second.model_error;
     if (it->second.evaluation_overhead) w.evaluation.overhead = *it->second.evaluation_overhead;
     if (it->second.host_work) w.evaluation.host_work = *it->second.host_work;
+    if (it->second.evaluation_batch_overhead) w.evaluation.batch_overhead = *it->second.evaluation_batch_overhead;
   }
   if (!scale_error.empty()) w.model_error_by_scale = scale_error;
 }
@@ -97,13 +98,15 @@ Calibration parse_calibration(const config::ConfigNode& n) {
   }
   if (auto ws = n.find("workloads")) {
     for (const auto& [name, v] : ws->entries()) {
-      v.expect_only({"software_efficiency", "log_sd", "evaluation_overhead", "host_work", "model_error"});
+      v.expect_only({"software_efficiency", "log_sd", "evaluation_overhead", "host_work", "evaluation_batch_overhead",
+                     "model_error"});
       WorkloadCurve w;
       w.software_efficiency = v.at("software_efficiency").as_positive_number();
       if (auto x = v.find("log_sd")) w.log_sd = x->as_number();
       if (auto x = v.find("model_error")) w.model_error = x->as_number();
       if (auto x = v.find("evaluation_overhead")) w.evaluation_overhead = x->as_nonnegative_duration();
       if (auto x = v.find("host_work")) w.host_work = x->as_nonnegative_duration();
+      if (auto x = v.find("evaluation_batch_overhead")) w.evaluation_batch_overhead = x->as_nonnegative_duration();
       c.workloads[name] = w;
     }
   }

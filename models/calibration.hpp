@@ -26,7 +26,7 @@ struct WorkloadCurve {
   double software_efficiency = 1;
   double log_sd = 0;        // its uncertainty after the fit (log scale)
   double model_error = 0;   // log-space spread of the model's held-out errors (prediction intervals)
-  std::optional<Duration> evaluation_overhead, host_work;  // fitted where the file has them
+  std::optional<Duration> evaluation_overhead, host_work, evaluation_batch_overhead;  // fitted where the file has them
 };
 
 /// One level of the software efficiency: a log-scale, and the uncertainty after the fit of the

@@ -45,6 +45,9 @@ std::string calibration_yaml(const FitResult& f, const std::string& data_file, c
                      w.software_efficiency, w.log_sd, w.model_error);
     if (w.evaluation_overhead) y += fmt::format(", evaluation_overhead: \"{:.6g} s\"", to_seconds(*w.evaluation_overhead));
     if (w.host_work) y += fmt::format(", host_work: \"{:.6g} s\"", to_seconds(*w.host_work));
+    if (w.evaluation_batch_overhead) {
+      y += fmt::format(", evaluation_batch_overhead: \"{:.6g} s\"", to_seconds(*w.evaluation_batch_overhead));
+    }
     y += "}\n";
   }
   y += "model_error_by_scale:  # over all workloads, by range of N\n";

@@ -61,6 +61,10 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
     p.system = r.submitter + " / " + r.system_name;
     p.kind = a.name;
     p.stack = models::software_stack_of(r.framework, a);
+    if (r.converged) {
+      p.converged_samples =
+          *r.converged * (r.converged_in_epochs ? static_cast<double>(p.workload.train_samples) : 1.0);
+    }
 
     auto wi = std::find_if(files_.begin(), files_.end(), [&](const auto& f) { return f.name == p.workload.name; });
     if (wi == files_.end()) wi = files_.insert(files_.end(), p.workload);
@@ -72,6 +76,10 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
     }
     if (e.host_work > Duration{}) {
       p.deps.push_back(add({K::host_work, p.workload.name, w, std::log(to_seconds(e.host_work)), kWorkloadPriorSd}));
+    }
+    if (e.batch_overhead > Duration{}) {
+      p.deps.push_back(
+          add({K::batch_overhead, p.workload.name, w, std::log(to_seconds(e.batch_overhead)), kWorkloadPriorSd}));
     }
     const std::string family = a.family + "/" + p.stack;
     const auto level = [&](K kind, const std::string& key, const std::string& reference, double spread) {
@@ -102,6 +110,7 @@ models::Workload FitProblem::with(const PreparedRow& r, const Eigen::VectorXd& x
       case Parameter::Kind::efficiency: w.software_efficiency = efficiency_of(x[i], r.workload); break;
       case Parameter::Kind::overhead: w.evaluation.overhead = seconds(std::exp(x[i])); break;
       case Parameter::Kind::host_work: w.evaluation.host_work = seconds(std::exp(x[i])); break;
+      case Parameter::Kind::batch_overhead: w.evaluation.batch_overhead = seconds(std::exp(x[i])); break;
       default: log_scale += x[i];
     }
   }
@@ -109,12 +118,15 @@ models::Workload FitProblem::with(const PreparedRow& r, const Eigen::VectorXd& x
   return w;
 }
 
-double FitProblem::log_error(const PreparedRow& r, const Eigen::VectorXd& x) const {
+double FitProblem::log_error(const PreparedRow& r, const Eigen::VectorXd& x, Convergence convergence) const {
   models::Platform p = r.platform;
   const models::Workload w = with(r, x, p);
   const models::TrainingEstimate e = models::estimate_training(w, p, r.row.accelerators, r.gbs, r.spec);
   if (!e.ok()) return 1.0;  // cannot happen for prepared rows: memory does not depend on x
-  return std::log(to_seconds(e.time_to_train) / 60.0 / *r.row.time_to_train_min);
+  const Duration t = convergence == Convergence::observed && r.converged_samples > 0
+                         ? models::time_to_train_at(e, w, r.converged_samples)
+                         : e.time_to_train;
+  return std::log(to_seconds(t) / 60.0 / *r.row.time_to_train_min);
 }
 
 FitProblem::Fit FitProblem::fit(const std::vector<std::size_t>& use, Eigen::VectorXd start, int iterations) const {
@@ -131,7 +143,7 @@ FitProblem::Fit FitProblem::fit(const std::vector<std::size_t>& use, Eigen::Vect
   }
   const auto residuals = [&](const Eigen::VectorXd& x) {
     Eigen::VectorXd r(n + np);
-    for (Eigen::Index i = 0; i < n; ++i) r[i] = log_error(rows_[use[static_cast<std::size_t>(i)]], x) / kObservationSd;
+    for (Eigen::Index i = 0; i < n; ++i) r[i] = log_error(rows_[use[static_cast<std::size_t>(i)]], x, Convergence::observed) / kObservationSd;
     for (Eigen::Index k = 0; k < np; ++k) r[n + k] = (x[k] - x0[k]) / parameters_[static_cast<std::size_t>(k)].sd;
     return r;
   };
@@ -144,7 +156,7 @@ FitProblem::Fit FitProblem::fit(const std::vector<std::size_t>& use, Eigen::Vect
       for (Eigen::Index k : row.deps) {
         Eigen::VectorXd xh = x;
         xh[k] += h;
-        j(i, k) = (log_error(row, xh) / kObservationSd - r[i]) / h;
+        j(i, k) = (log_error(row, xh, Convergence::observed) / kObservationSd - r[i]) / h;
       }
     }
     for (Eigen::Index k = 0; k < np; ++k) j(n + k, k) = 1 / parameters_[static_cast<std::size_t>(k)].sd;
@@ -194,6 +206,9 @@ models::Calibration FitProblem::calibration(const Fit& f) const {
     if (!f.seen[k]) continue;
     if (q.kind == Parameter::Kind::overhead) c.workloads[q.name].evaluation_overhead = seconds(std::exp(f.x[i]));
     if (q.kind == Parameter::Kind::host_work) c.workloads[q.name].host_work = seconds(std::exp(f.x[i]));
+    if (q.kind == Parameter::Kind::batch_overhead) {
+      c.workloads[q.name].evaluation_batch_overhead = seconds(std::exp(f.x[i]));
+    }
   }
   // A level's uncertainty is that of the sum of the levels down to it (they are correlated: one
   // row on a new stack cannot say which of stack, family or kind is slow).

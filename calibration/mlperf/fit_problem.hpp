@@ -3,7 +3,8 @@
 // weak prior per parameter. Parameters, each physical and bounded by its transform:
 //  - per workload, software_efficiency within the file's plausible range (a logistic on the log
 //    scale): how fast its MLPerf implementation runs relative to its ops as described;
-//  - per workload, the per-evaluation overhead and host work where its file has them (log):
+//  - per workload, the per-evaluation overhead, per-evaluation-batch overhead and host work where
+//    its file has them (log):
 //    quantities once read off single rows, now fitted so that a row left out leaves them out too;
 //  - per software stack, architecture family on a stack, and accelerator kind with rows (log):
 //    the software efficiency beyond what kernel costs explain, relative to NVIDIA on Hopper, with
@@ -24,7 +25,7 @@
 namespace sp::calibration {
 
 struct Parameter {
-  enum class Kind { efficiency, overhead, host_work, stack, family, kind } kind;
+  enum class Kind { efficiency, overhead, host_work, batch_overhead, stack, family, kind } kind;
   std::string name;   // workload or level key
   int workload = -1;  // for the workload's parameters
   double prior = 0;   // centre, in the transformed space
@@ -41,7 +42,13 @@ struct PreparedRow {
   std::string system, kind, stack;  // hold-out groups and the software it ran
   std::vector<Eigen::Index> deps;   // the parameters it depends on; deps[0] is its efficiency
   std::vector<Eigen::Index> levels; // those of deps that are software levels
+  double converged_samples = 0;     // what its scored runs converged at (0: not in the table)
 };
+
+/// Where a row's samples to converge come from: the RCP table, as for any prediction, or the
+/// row's own runs, which the fit uses so that a submission's convergence luck (BERT on A100
+/// PCIe needed 1.4x the reference's samples) is not read as its hardware's or software's speed.
+enum class Convergence { predicted, observed };
 
 class FitProblem {
  public:
@@ -54,7 +61,8 @@ class FitProblem {
   Eigen::VectorXd prior() const;
 
   /// log(predicted / published) of one row at x.
-  double log_error(const PreparedRow& r, const Eigen::VectorXd& x) const;
+  double log_error(const PreparedRow& r, const Eigen::VectorXd& x,
+                   Convergence convergence = Convergence::predicted) const;
 
   struct Fit {
     Eigen::VectorXd x;

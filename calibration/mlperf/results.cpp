@@ -37,6 +37,18 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     }
     r.global_batch = t.integer(i, "global_batch_size");
     if (r.global_batch && *r.global_batch < 1) t.fail(i, "global_batch_size", "must be at least 1");
+    if (t.has_column("subm_mean_to_converge")) {
+      if (const auto c = t.number(i, "subm_mean_to_converge")) {
+        if (!(*c > 0)) t.fail(i, "subm_mean_to_converge", "must be positive");
+        double factor = 1;
+        if (t.has_column("rcp_scaling_factor")) {
+          factor = t.number(i, "rcp_scaling_factor").value_or(1.0);
+          if (!(factor >= 1)) t.fail(i, "rcp_scaling_factor", "must be at least 1 (MLPerf only scales times up)");
+        }
+        r.converged = *c * factor;
+        r.converged_in_epochs = t.has_column("converge_unit") && t.cell(i, "converge_unit").rfind("epochs", 0) == 0;
+      }
+    }
     out.push_back(r);
   }
   return out;

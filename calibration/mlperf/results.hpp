@@ -21,6 +21,12 @@ struct MlperfResult {
   int accelerators = 0;  // accelerators_total
   std::optional<double> time_to_train_min;
   std::optional<std::int64_t> global_batch;
+  // What the scored runs converged at: the submission's mean samples (or epochs) to converge
+  // times MLPerf's RCP scaling factor (above 1 when the runs converged faster than the reference,
+  // whose mean the score then stands for). An outcome of the runs, like the time: the fit reads
+  // it for the rows it fits on, a prediction never does.
+  std::optional<double> converged;
+  bool converged_in_epochs = false;
 };
 
 /// Reads the columns scalepoint needs; the others stay in `table` for callers that carry them.

@@ -35,15 +35,32 @@ LayerCompute layer_compute(const LayerGroup& l, const Workload& w, const Acceler
     Duration matmul, element_wise;
     for (const Op& op : l.ops) {
       for (const Kernel& k : expand(op, s, pass, dtype)) {
-        (k.kind == Kernel::Kind::stream ? element_wise : matmul) += kernel_time(k, a);
+        const Duration t = kernel_time(k, a);
+        const bool stream = k.kind == Kernel::Kind::stream;
+        (stream ? element_wise : matmul) += t;
         pc.model_flops += k.model_flops;
         pc.kernels += k.count;
+        // Fusion leaves 1/software_efficiency of the element-wise kernels, each as long as before.
+        const double count = stream ? k.count / w.software_efficiency : k.count;
+        const Duration total = scale(t, 1.0 / (stream ? w.software_efficiency * a.efficiency_scale : a.efficiency_scale));
+        if (count > 0) pc.runs.push_back(KernelRun{count, scale(total, 1.0 / count)});
       }
     }
     pc.time = scale(matmul, 1.0 / a.efficiency_scale) +
               scale(element_wise, 1.0 / (w.software_efficiency * a.efficiency_scale));
   }
   return out;
+}
+
+void dispatch_from_host(const std::vector<LayerCompute*>& layers, Duration dispatch) {
+  IssueState s;
+  const auto pass = [&](PassCompute& p) {
+    const Duration before = s.device;
+    issue(s, p.runs, dispatch);
+    p.time = s.device - before;
+  };
+  for (LayerCompute* l : layers) pass(l->forward);
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) pass((*it)->backward);
 }
 
 Flops ops_flops(const LayerGroup& l, const Workload& w, Pass pass) {

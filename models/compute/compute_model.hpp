@@ -14,6 +14,9 @@
 // the kernel latency, not from a curve.
 #pragma once
 
+#include <vector>
+
+#include "models/compute/launch.hpp"
 #include "models/compute/ops.hpp"
 #include "models/hardware/accelerator.hpp"
 #include "models/workloads/workload.hpp"
@@ -24,7 +27,8 @@ namespace sp::models {
 struct PassCompute {
   Duration time;       // after the software factor
   Flops model_flops;   // as the workload counts them
-  double kernels = 0;
+  double kernels = 0;  // as described (before fusion)
+  std::vector<KernelRun> runs;  // in order, after the software factors: what the host dispatches
 };
 
 struct LayerCompute {
@@ -38,6 +42,12 @@ Duration kernel_time(const Kernel& k, const Accelerator& a);
 /// flags are filled from the layer); `precision` overrides the workload's when not empty.
 LayerCompute layer_compute(const LayerGroup& layer, const Workload& w, const Accelerator& a, Shard s,
                            const std::string& precision = {});
+
+/// Eager dispatch of one micro-batch: one host dispatches the layers' forward kernels in order,
+/// then their backward kernels in reverse, `dispatch` each; every pass's time becomes the span
+/// the device needs for it in that pipeline (at least its kernels, more where the host is
+/// behind). `layers` in forward order.
+void dispatch_from_host(const std::vector<LayerCompute*>& layers, Duration dispatch);
 
 /// Per sample, at the workload's sequence, no parallel split: the FLOPs the ops add up to.
 Flops ops_flops(const LayerGroup& layer, const Workload& w, Pass pass);

@@ -33,7 +33,10 @@ EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& lay, Dur
   const std::int64_t micro_batches = (per_replica + lay.micro_batch - 1) / lay.micro_batch;
   const Duration forward = forward_per_micro_batch * (micro_batches + lay.pp - 1);
   c.forward = forward;
-  c.each = forward + e.overhead + e.host_work / nodes;
+  // The loop's steps: the set in training global batches (the last one partial), or each
+  // replica's micro-batches one at a time.
+  c.batches = e.batch_is_global_batch ? (e.samples + gbs - 1) / gbs : micro_batches;
+  c.each = forward + scale(e.batch_overhead, static_cast<double>(c.batches)) + e.overhead + e.host_work / nodes;
   c.total = scale(c.each, c.evaluations);
   return c;
 }

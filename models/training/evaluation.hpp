@@ -1,7 +1,8 @@
 // Evaluation inside the timed region (MLPerf rules, models/workloads/*.yaml `evaluation`):
 // how many evaluations a run performs before it converges, and what each costs: the evaluation
 // set split over the data-parallel replicas in whole micro-batches (so small sets do not shrink
-// with N), forward passes only, plus a fixed overhead and host-side work shared by the nodes.
+// with N), forward passes only, plus an overhead per step of the evaluation loop, a fixed
+// overhead and host-side work shared by the nodes.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@ struct EvaluationCost {
   double evaluations = 0;  // expected count (convergence falls on an evaluation)
   Duration each;
   Duration forward;  // of `each`, the accelerators computing (the rest is overhead and host work)
+  std::int64_t batches = 0;  // steps of the evaluation loop, each costing the rule's batch_overhead
   Duration total;
 };
 

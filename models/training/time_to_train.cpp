@@ -43,6 +43,12 @@ TrainingEstimate estimate_training(const Workload& w, const Platform& p, int acc
   return e;
 }
 
+Duration time_to_train_at(const TrainingEstimate& e, const Workload& w, double samples) {
+  const EvaluationCost ev =
+      evaluation_cost(w, e.layout, e.step.forward_per_micro_batch, e.nodes, samples, e.global_batch);
+  return scale(e.step.step, samples / static_cast<double>(e.global_batch)) + ev.total;
+}
+
 double olympic_mean(std::vector<double> runs) {
   std::sort(runs.begin(), runs.end());
   std::size_t lo = 0, hi = runs.size();

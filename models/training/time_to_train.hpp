@@ -45,6 +45,10 @@ TrainingEstimate estimate_training(const Workload& workload, const Platform& pla
                                    std::int64_t global_batch, const ParallelSpec& parallel,
                                    Fidelity fidelity = Fidelity::analytic);
 
+/// The time to train of a run of `e`'s job that converges at `samples` (an observed run rather
+/// than the RCP mean): its steps and the evaluations up to that point.
+Duration time_to_train_at(const TrainingEstimate& e, const Workload& workload, double samples);
+
 /// Fills p10/p50/p90 from `samples` replicates drawn from streams of (seed, point, name).
 void add_prediction_interval(TrainingEstimate& e, const Workload& workload, const Platform& platform, int samples,
                              std::uint64_t seed, std::uint64_t point);

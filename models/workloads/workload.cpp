@@ -116,7 +116,7 @@ LayerGroup parse_layer(const config::ConfigNode& n) {
 }
 
 EvaluationRule parse_evaluation(const config::ConfigNode& n) {
-  n.expect_only({"timed", "samples", "interval", "skip_first", "overhead", "host_work"});
+  n.expect_only({"timed", "samples", "interval", "skip_first", "overhead", "host_work", "batch", "batch_overhead"});
   EvaluationRule e;
   e.timed = n.at("timed").as_bool();
   e.samples = n.at("samples").as_positive_int();
@@ -142,6 +142,12 @@ EvaluationRule parse_evaluation(const config::ConfigNode& n) {
   }
   if (auto o = n.find("overhead")) e.overhead = o->as_nonnegative_duration();
   if (auto h = n.find("host_work")) e.host_work = h->as_nonnegative_duration();
+  if (auto b = n.find("batch")) {
+    const std::string v = b->as_string();
+    if (v != "global_batch" && v != "micro_batch") b->fail("unknown evaluation batch '" + v + "'", "valid: global_batch, micro_batch");
+    e.batch_is_global_batch = v == "global_batch";
+  }
+  if (auto b = n.find("batch_overhead")) e.batch_overhead = b->as_nonnegative_duration();
   return e;
 }
 
@@ -201,7 +207,8 @@ Workload parse_workload(const config::ConfigNode& n) {
   w.optimizer_traffic_per_parameter = n.at("optimizer_traffic_per_parameter").as_bytes();
   w.tokens_per_sample = n.at("tokens_per_sample").as_positive_number();
   const config::ConfigNode compute = n.at("compute");
-  compute.expect_only({"software_efficiency", "software_efficiency_range"});
+  compute.expect_only({"software_efficiency", "software_efficiency_range", "launch"});
+  if (auto l = compute.find("launch")) w.dispatch_per_kernel = parse_launch(*l);
   w.software_efficiency = compute.at("software_efficiency").as_positive_number();
   const config::ConfigNode range = compute.at("software_efficiency_range");
   const auto bounds = range.elements();
@@ -251,6 +258,22 @@ Workload parse_workload(const config::ConfigNode& n) {
   }
   if (w.typical_global_batch.empty()) typical.fail("needs at least one accelerator count");
   return w;
+}
+
+Duration parse_launch(const config::ConfigNode& n) {
+  if (n.is_map()) {
+    n.expect_only({"mode", "dispatch"});
+    const Duration d = parse_launch(n.at("mode"));
+    if (auto x = n.find("dispatch")) {
+      if (d == Duration::zero()) x->fail("a dispatch cost needs mode: eager");
+      return x->as_nonnegative_duration();
+    }
+    return d;
+  }
+  const std::string v = n.as_string();
+  if (v == "eager") return eager_dispatch();
+  if (v != "cuda_graphs") n.fail("unknown launch '" + v + "'", "valid: cuda_graphs, eager, {mode: eager, dispatch: \"20 us\"}");
+  return Duration::zero();
 }
 
 }  // namespace sp::models

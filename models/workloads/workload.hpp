@@ -54,6 +54,12 @@ struct EvaluationRule {
   double skip_per_global_batch = 0;      // the first FLOOR(skip_per_global_batch x GBS + skip_count)
   std::int64_t skip_count = 0;           //   evaluations are skipped
   Duration overhead;                     // per evaluation, whatever the scale (synchronisation, set-up)
+  // Per evaluation batch: what the evaluation loop exposes at each of its steps and training
+  // hides (batch fetch, loss reduced across the replicas with a host synchronisation, eager
+  // launches after it). Evaluation batches are the training global batch (NeMo/Megatron) or one
+  // micro-batch per replica (the default).
+  Duration batch_overhead;
+  bool batch_is_global_batch = false;
   Duration host_work;                    // per evaluation, host-side work shared by the nodes (COCO mAP)
 };
 
@@ -85,6 +91,9 @@ struct Workload {
   /// (compute_model.hpp), with the file's value as the prior and a plausible range.
   double software_efficiency = 1.0;
   double software_efficiency_min = 0.2, software_efficiency_max = 4.0;
+  // Host time per kernel when the implementation dispatches every kernel eagerly (compute
+  // `launch: eager`); zero when it replays CUDA graphs (the default): models/compute/launch.hpp.
+  Duration dispatch_per_kernel;
   std::vector<LayerGroup> layers;    // forward order
   std::int64_t train_samples = 0;    // dataset size (one epoch)
   EvaluationRule evaluation;
@@ -113,6 +122,10 @@ struct Workload {
 };
 
 Workload parse_workload(const config::ConfigNode& node);
+
+/// A `launch:` value: cuda_graphs (no dispatch cost), eager (the measured PyTorch cost per
+/// kernel), or {mode: eager, dispatch: "20 us"}; the host time per kernel it means.
+Duration parse_launch(const config::ConfigNode& node);
 
 /// The typical global batch at N (geometric interpolation between the workload's v4.1 points,
 /// the nearest end point outside them), rounded to a whole number of samples per data-parallel

@@ -45,13 +45,15 @@ TEST(PowerFit, TheCommittedParametersComeFromTheCommittedData) {
   const models::PowerCalibration committed = models::parse_power_calibration(
       config::load_file(std::string(SP_SOURCE_DIR) + "/calibration/params/power_v4.1.yaml"));
   EXPECT_NEAR(fit.calibration.compute_fraction, committed.compute_fraction, 5e-5);
-  EXPECT_FALSE(fit.at_bound);
-  // Dell's 64 H100 (Llama2-70B LoRA): the model's average node power is fitted exactly; its energy
-  // error is the time model's, as README "Energy" states it.
+  EXPECT_EQ(fit.at_bound, committed.compute_fraction >= 1.0);
+  // Dell's 64 H100 (Llama2-70B LoRA), as README "Energy" states it: the fraction at its bound of
+  // 1 (the model's run waits 28 % of the time, in evaluation steps, where the measured power says
+  // the GPUs are busier), the node power 2 % low, the energy per run within the 10 %,
+  // and energy = power x time (to the rounding of the published figures).
   ASSERT_EQ(fit.rows.size(), 1u);
-  EXPECT_NEAR(fit.rows[0].power_error, 0, 1e-9);
-  // (to the rounding of the published figures)
-  EXPECT_NEAR(fit.rows[0].energy_error, fit.rows[0].time_error, 1e-4);
+  EXPECT_LT(std::abs(fit.rows[0].power_error), 0.05);
+  EXPECT_LT(std::abs(fit.rows[0].energy_error), 0.10);
+  EXPECT_NEAR(1 + fit.rows[0].energy_error, (1 + fit.rows[0].power_error) * (1 + fit.rows[0].time_error), 1e-4);
   EXPECT_GT(fit.rows[0].busy_share, 0.5);
 }
 
@@ -86,6 +88,35 @@ TEST(Results, ContradictoryCountsAreAWarningNamingTheRow) {
   ASSERT_EQ(w.messages().size(), 1u);
   EXPECT_EQ(w.messages()[0], "t.csv:3: accelerators_total: 8 is not accelerators_per_node x nodes (8 x 2); the model uses 8");
   EXPECT_THROW(require_times(rows, "t.csv"), InputError);
+}
+
+TEST(Results, WhatTheScoredRunsConvergedAt) {
+  // The submission's mean times MLPerf's RCP scaling factor: Oracle's 512-GPU Llama runs needed
+  // 8,947 samples (no scaling); a BERT system that converged in 2,342,372 samples against the
+  // reference's 2,426,226 is scored as if at the reference (factor 1.035799); RetinaNet counts epochs.
+  const std::string head =
+      "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size,"
+      "subm_mean_to_converge,rcp_scaling_factor,converge_unit\n";
+  const auto rows = read_mlperf_results(config::CsvTable(
+      head + "llama2_70b_lora,H100,8,64,512,64,8947,1.0,samples (eval_accuracy.metadata.samples_count)\n"
+             "bert,H100,4,1,4,576,2342372.375,1.035799,training samples (eval_accuracy.metadata.epoch_num)\n"
+             "retinanet,H100,8,1,8,256,4.0,1.0,epochs (eval_accuracy.metadata.epoch_num)\n"
+             "bert,H100,8,1,8,768,,,\n",
+      "t.csv"));
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_DOUBLE_EQ(*rows[0].converged, 8947);
+  EXPECT_FALSE(rows[0].converged_in_epochs);
+  EXPECT_NEAR(*rows[1].converged, 2342372.375 * 1.035799, 1e-6);
+  EXPECT_TRUE(rows[2].converged_in_epochs);
+  EXPECT_FALSE(rows[3].converged.has_value());
+  // MLPerf only scales a time up: a factor below 1 is a broken table.
+  try {
+    read_mlperf_results(config::CsvTable(head + "bert,H100,8,1,8,768,2400000,0.9,samples\n", "t.csv"));
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.csv:2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rcp_scaling_factor"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace sp::calibration

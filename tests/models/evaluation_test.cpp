@@ -41,6 +41,31 @@ TEST(Evaluation, CountAndCostByHand) {
   EXPECT_EQ(c.total.ps(), seconds(8.5 * 1.064).ps());
 }
 
+TEST(Evaluation, EachStepOfTheEvaluationLoopCostsItsOverhead) {
+  // The same 1,000 samples over 8 replicas in micro-batches of 4 (32 micro-batches of 2 ms), with
+  // 10 ms per evaluation batch and nothing else. One micro-batch per replica per step (the
+  // default): 32 steps, 64 + 320 = 384 ms. In training global batches of 64 (NeMo): CEIL(1000 /
+  // 64) = 16 steps (the last one partial), 64 + 160 = 224 ms.
+  Workload w = testing::two_layer_workload(0, 1);
+  w.evaluation.timed = true;
+  w.evaluation.samples = 1000;
+  w.evaluation.interval_samples = 100;
+  w.evaluation.batch_overhead = milliseconds(10);
+  const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
+  EvaluationCost c = evaluation_cost(w, lay, milliseconds(2), 1, 1000, 64);
+  EXPECT_EQ(c.batches, 32);
+  EXPECT_EQ(c.each.ps(), milliseconds(384).ps());
+  w.evaluation.batch_is_global_batch = true;
+  c = evaluation_cost(w, lay, milliseconds(2), 1, 1000, 64);
+  EXPECT_EQ(c.batches, 16);
+  EXPECT_EQ(c.each.ps(), milliseconds(224).ps());
+  // Llama2-70B LoRA's 173 evaluation sequences: 22 steps at GBS 8, 2 at GBS 128.
+  const Workload llama = shipped_workload("llama2_70b_lora");
+  ASSERT_TRUE(llama.evaluation.batch_is_global_batch);
+  EXPECT_EQ(evaluation_cost(llama, lay, milliseconds(2), 1, 1000, 8).batches, 22);
+  EXPECT_EQ(evaluation_cost(llama, lay, milliseconds(2), 1, 1000, 128).batches, 2);
+}
+
 TEST(Evaluation, UntimedEvaluationCostsNothing) {
   const Workload sd = shipped_workload("stable_diffusion");
   const EvaluationCost c =

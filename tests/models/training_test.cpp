@@ -121,4 +121,24 @@ TEST(Score, PredictionIntervalsAreOrderedAndReproducible) {
   EXPECT_NEAR(a.p90 / a.p10, 1.04, 0.02);
 }
 
+TEST(Score, TimeToTrainAtAnObservedConvergence) {
+  // Steps of 1 s at GBS 32; an evaluation of 100 samples every 50 over 8 replicas in micro-batches
+  // of 4: CEIL(100 / 8) = 13 per replica, 4 micro-batches of 2 ms = 8 ms, plus 2 s overhead =
+  // 2.008 s each. Converging at 320 samples: 10 steps = 10 s and 320 / 50 = 6.4 evaluations =
+  // 12.8512 s, 22.8512 s in all.
+  Workload w = testing::two_layer_workload(0, 1);
+  w.evaluation.timed = true;
+  w.evaluation.samples = 100;
+  w.evaluation.interval_samples = 50;
+  w.evaluation.overhead = seconds(2);
+  TrainingEstimate e;
+  e.layout = testing::layout(testing::simple_platform(), 8, 32);
+  ASSERT_EQ(e.layout.micro_batch, 4);
+  e.global_batch = 32;
+  e.nodes = 1;
+  e.step.step = seconds(1);
+  e.step.forward_per_micro_batch = milliseconds(2);
+  EXPECT_NEAR(to_seconds(time_to_train_at(e, w, 320)), 22.8512, 1e-9);
+}
+
 }  // namespace sp::models
