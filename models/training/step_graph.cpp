@@ -209,6 +209,11 @@ StepGraph Builder::build() {
       g_.layers.push_back(inst_.back().name);
     }
   }
+  if (w_.dispatch_per_kernel > Duration::zero()) {
+    std::vector<LayerCompute*> passes;
+    for (Instance& in : inst_) passes.push_back(&in.compute);
+    dispatch_from_host(passes, w_.dispatch_per_kernel);
+  }
   const int stages = lay_.pp, m = lay_.micro_batches;
   if (static_cast<int>(inst_.size()) < stages) {
     throw ModelError(fmt::format("PP{} needs at least {} layers to place, {} has {}", stages, stages, w_.name, inst_.size()));

@@ -101,7 +101,7 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
   const config::ConfigNode root = config::load_file(file, overrides);
   if (!root.is_map()) root.fail("a scenario must be a mapping of keys such as name, workload, platform");
   root.expect_only({"name", "description", "seed", "workload", "platform", "accelerators", "batch", "fidelity",
-                    "parallelism", "samples", "calibration"});
+                    "parallelism", "samples", "calibration", "launch"});
   s.resolved_yaml = root.dump();
   s.resolved_sha256 = sha256_hex(s.resolved_yaml);
 
@@ -116,6 +116,8 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
     s.seed = static_cast<std::uint64_t>(v);
   }
   s.workload = catalog.workload(root.at("workload"));
+  // How the training code launches its kernels, where it differs from the workload file's.
+  if (auto l = root.find("launch")) s.workload.dispatch_per_kernel = models::parse_launch(*l);
   const config::ConfigNode platform = root.at("platform");
   s.platform = models::parse_platform(platform, catalog);
   // The calibrated efficiency curves and accelerator factors: the committed MLPerf v4.1 fit unless

@@ -148,6 +148,53 @@ TEST(ComputeModel, FusionDividesElementWiseWorkAndTheStackDividesAll) {
   EXPECT_NEAR(to_seconds(c.backward.time), 6e-3, 1e-12);
 }
 
+TEST(Launch, TheHostDispatchesKernelsOneAfterAnother) {
+  // d = 10 us per kernel. Ten 30 us kernels: the device bounds it, 10 + 10 x 30 = 310 us (the
+  // first one waits for its dispatch). Ten 2 us kernels: the host does, 10 x 10 + 2 = 102 us.
+  const Duration d = microseconds(10);
+  EXPECT_EQ(issued_time({{10, microseconds(30)}}, d), microseconds(310));
+  EXPECT_EQ(issued_time({{10, microseconds(2)}}, d), microseconds(102));
+  // Without dispatch cost (CUDA graphs) the kernels run back to back.
+  EXPECT_EQ(issued_time({{10, microseconds(30)}, {10, microseconds(2)}}, Duration::zero()), microseconds(320));
+  // One 100 us kernel, then twenty 1 us ones: the host dispatched kernels 2..10 while the long
+  // one ran (it ends at 110 us, dispatches end at 10 + 20 x 10 = 210 us); the last short kernel
+  // runs after its dispatch: 211 us. Kernel by kernel the same recurrence gives the same.
+  IssueState s;
+  issue(s, {{1, microseconds(100)}, {20, microseconds(1)}}, d);
+  EXPECT_EQ(s.device, microseconds(211));
+  EXPECT_EQ(s.host, microseconds(210));
+  Duration host, device;
+  for (int i = 0; i < 21; ++i) {
+    host += d;
+    device = std::max(host, device) + (i == 0 ? microseconds(100) : microseconds(1));
+  }
+  EXPECT_EQ(device, microseconds(211));
+}
+
+TEST(Launch, APassKeepsItsKernelsInOrderAndFusionRemovesSomeOfThem) {
+  // The runs of a pass add up to its time, and fusion (software_efficiency 2) halves the
+  // element-wise kernels, each as long as before.
+  Workload w = testing::two_layer_workload(1, 1);
+  LayerGroup l = w.layers[0];
+  l.parameters = l.trainable_parameters = 100'000'000;
+  Op ew = op(OpKind::elementwise, "norm");
+  ew.forward_bytes_per_sample = Bytes(1e9);
+  ew.backward_bytes_per_sample = Bytes(2e9);
+  ew.forward_kernels = ew.backward_kernels = 4;
+  l.ops.push_back(ew);
+  w.software_efficiency = 2;
+  Shard s;
+  s.tokens_per_sample = w.tokens_per_sample;
+  const LayerCompute c = layer_compute(l, w, testing::simple_platform().accelerator, s);
+  ASSERT_EQ(c.forward.runs.size(), 2u);  // the GEMM, then the element-wise kernels
+  EXPECT_DOUBLE_EQ(c.forward.runs[0].count, 1);
+  EXPECT_DOUBLE_EQ(c.forward.runs[1].count, 2);  // 4 kernels, half of them fused away
+  EXPECT_NEAR(us(c.forward.runs[1].each), 250, 1e-6);  // 1 ms / 2 / 2 kernels
+  Duration sum;
+  for (const KernelRun& r : c.forward.runs) sum += scale(r.each, r.count);
+  EXPECT_NEAR(us(sum), us(c.forward.time), 1e-3);
+}
+
 TEST(Ops, TensorParallelSplitsChangeTheShapes) {
   // A column-parallel GEMM (n split), a row-parallel one (k split), attention by heads and the
   // element-wise rest by tokens under sequence parallelism: TP4 on 2 x 1024 tokens.

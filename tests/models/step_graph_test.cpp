@@ -2,7 +2,10 @@
 // leaves, and the fidelities, each against a case worked by hand.
 #include <gtest/gtest.h>
 
+#include "models/compute/launch.hpp"
 #include "models/training/step_model.hpp"
+#include "sim/config/loader.hpp"
+#include "sim/core/error.hpp"
 #include "test_fixtures.hpp"
 
 namespace sp::models {
@@ -151,6 +154,37 @@ TEST(StepModel, TheStepIsItsComputeInterferenceWaitsAndStragglers) {
     Duration critical;
     for (const Duration& d : r.critical) critical += d;
     EXPECT_EQ(critical.ps(), (r.step - r.straggler).ps()) << name;  // a path with no gaps
+  }
+}
+
+TEST(StepModel, AnEagerStepWaitsForTheHostToDispatchItsKernels) {
+  // One GPU of 1 PFLOP/s, no kernel latency: two layers of one 1 ms GEMM forward, the first
+  // frozen (input gradient only, 1 ms), the second trained (input and weight gradient, 1 ms
+  // each). With CUDA graphs: 2 ms forward, 3 ms backward. Dispatched eagerly at 3 ms per kernel
+  // (device end, host end):
+  //   forward 1: max(1, 3 + 1, 3 + 1) = 4 ms, host at 3
+  //   forward 2: max(4 + 1, 3 + 3 + 1, 3 + 3 + 1) = 7 ms, host at 6: 3 ms
+  //   backward 2 (two kernels): max(7 + 2, 6 + 3 + 2, 6 + 6 + 1) = 13 ms, host at 12: 6 ms
+  //   backward 1: max(13 + 1, 12 + 3 + 1, 12 + 3 + 1) = 16 ms: 3 ms; 9 ms backward in all
+  const Platform p = testing::simple_platform();
+  Workload w = testing::two_layer_workload(0, 1);
+  const ParallelLayout l = testing::layout(p, 1, 1);
+  StepResult r = simulate_step(w, p, l, 1);
+  EXPECT_EQ(r.forward.ps(), milliseconds(2).ps());
+  EXPECT_EQ(r.backward.ps(), milliseconds(3).ps());
+  w.dispatch_per_kernel = parse_launch(config::load_string("l: {mode: eager, dispatch: \"3 ms\"}\n", "s.yaml").at("l"));
+  r = simulate_step(w, p, l, 1);
+  EXPECT_EQ(r.forward.ps(), milliseconds(7).ps());
+  EXPECT_EQ(r.backward.ps(), milliseconds(9).ps());
+  // `eager` alone means the measured PyTorch cost; a typo names the valid values.
+  EXPECT_EQ(parse_launch(config::load_string("l: eager\n", "s.yaml").at("l")), eager_dispatch());
+  EXPECT_EQ(parse_launch(config::load_string("l: cuda_graphs\n", "s.yaml").at("l")), Duration::zero());
+  try {
+    parse_launch(config::load_string("l: eagre\n", "s.yaml").at("l"));
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.yaml:1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cuda_graphs, eager"), std::string::npos) << e.what();
   }
 }
 
