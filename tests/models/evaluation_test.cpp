@@ -25,10 +25,7 @@ TEST(Evaluation, CountAndCostByHand) {
   // 32 micro-batches of 2 ms forward = 64 ms; plus 0.5 s of fixed overhead and 1 s of host
   // work shared by 2 nodes: 1.064 s each. Every 100 samples; converging at 1,050 samples: 10.5
   // evaluations minus the FLOOR(0.5 x 2 + 1) = 2 skipped ones.
-  Workload w = testing::two_layer_workload(0, 1);
-  w.evaluation.timed = true;
-  w.evaluation.samples = 1000;
-  w.evaluation.interval_samples = 100;
+  Workload w = testing::evaluated_workload(1000, 100);
   w.evaluation.skip_per_global_batch = 0.5;
   w.evaluation.skip_count = 1;
   w.evaluation.overhead = seconds(0.5);
@@ -46,10 +43,7 @@ TEST(Evaluation, EachStepOfTheEvaluationLoopCostsItsOverhead) {
   // 10 ms per evaluation batch and nothing else. One micro-batch per replica per step (the
   // default): 32 steps, 64 + 320 = 384 ms. In training global batches of 64 (NeMo): CEIL(1000 /
   // 64) = 16 steps (the last one partial), 64 + 160 = 224 ms.
-  Workload w = testing::two_layer_workload(0, 1);
-  w.evaluation.timed = true;
-  w.evaluation.samples = 1000;
-  w.evaluation.interval_samples = 100;
+  Workload w = testing::evaluated_workload(1000, 100);
   w.evaluation.batch_overhead = milliseconds(10);
   const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
   EvaluationCost c = evaluation_cost(w, lay, milliseconds(2), 1, 1000, 64);

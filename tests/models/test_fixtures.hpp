@@ -103,6 +103,16 @@ inline Workload two_layer_workload(std::int64_t trainable_first, std::int64_t tr
   return w;
 }
 
+/// two_layer_workload(0, 1) with a timed evaluation of `samples` every `interval` samples and no
+/// overheads (tests add what they check).
+inline Workload evaluated_workload(std::int64_t samples, double interval) {
+  Workload w = two_layer_workload(0, 1);
+  w.evaluation.timed = true;
+  w.evaluation.samples = samples;
+  w.evaluation.interval_samples = interval;
+  return w;
+}
+
 /// The layout of `spec` for N ranks and a global batch (fails the test when there is none).
 inline ParallelLayout layout(const Platform& p, int n, std::int64_t gbs, ParallelSpec spec = {}) {
   std::string why;

@@ -126,10 +126,7 @@ TEST(Score, TimeToTrainAtAnObservedConvergence) {
   // of 4: CEIL(100 / 8) = 13 per replica, 4 micro-batches of 2 ms = 8 ms, plus 2 s overhead =
   // 2.008 s each. Converging at 320 samples: 10 steps = 10 s and 320 / 50 = 6.4 evaluations =
   // 12.8512 s, 22.8512 s in all.
-  Workload w = testing::two_layer_workload(0, 1);
-  w.evaluation.timed = true;
-  w.evaluation.samples = 100;
-  w.evaluation.interval_samples = 50;
+  Workload w = testing::evaluated_workload(100, 50);
   w.evaluation.overhead = seconds(2);
   TrainingEstimate e;
   e.layout = testing::layout(testing::simple_platform(), 8, 32);
