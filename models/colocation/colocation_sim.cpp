@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <numeric>
 
 #include "sim/core/engine.hpp"
@@ -12,7 +13,8 @@ namespace {
 
 struct JobState {
   bool admitted = false, issuing_started = false, done = false;
-  double steps_left = 0;
+  double steps_left = 0, steps_done = 0;
+  std::size_t milestone = 0;  // the next early-stopping milestone
   std::size_t issued = 0, completed = 0;  // kernels of the current step
   std::deque<std::size_t> ready;          // launched, not yet started
   bool current = false;                   // a kernel started and not finished
@@ -35,7 +37,10 @@ class Simulation {
     engine_.run();
     ColocationRun r;
     r.makespan = last_ - SimTime();
-    for (const JobState& s : s_) r.completion.push_back(s.completion);
+    for (const JobState& s : s_) {
+      r.completion.push_back(s.completion);
+      r.steps_run.push_back(s.steps_done);
+    }
     const double t = to_seconds(r.makespan);
     r.gpu_busy_share = t > 0 ? busy_s_ / t : 0;
     r.sm_active = t > 0 ? sm_s_ / t : 0;
@@ -97,9 +102,23 @@ class Simulation {
     if (++s.completed == jobs_[j].kernels->size()) {
       // The step's synchronisation: the host learns the step ended, then does its own work.
       s.steps_left -= 1;
+      s.steps_done += 1;
+      if (stops_here(j)) s.steps_left = 0;
       engine_.schedule_after(scale(jobs_[j].host_per_step, stretch()), [this, j] { begin_step(j); });
     }
     update();
+  }
+
+  // ASHA's rule at a milestone (colocation_sim.hpp); records the job's quality there.
+  bool stops_here(std::size_t j) {
+    JobState& s = s_[j];
+    if (d_.reduction <= 1 || s.milestone >= d_.milestones.size() || s.steps_done < d_.milestones[s.milestone]) {
+      return false;
+    }
+    std::vector<double>& seen = recorded_[s.milestone++];
+    const bool stop = !seen.empty() && jobs_[j].quality < quantile_linear(seen, 1 - 1 / d_.reduction);
+    seen.push_back(jobs_[j].quality);
+    return stop;
   }
 
   void finish_job(std::size_t j) {
@@ -244,12 +263,22 @@ class Simulation {
   bool held_ = false;  // some context has held the device
   double energy_j_ = 0, busy_s_ = 0, sm_s_ = 0;
   std::uint64_t switches_ = 0;
+  std::map<std::size_t, std::vector<double>> recorded_;  // qualities seen at each milestone
 };
 
 }  // namespace
 
 ColocationRun simulate_colocation(const std::vector<ColocatedJob>& jobs, const DeviceSharing& device) {
   return Simulation(jobs, device).run();
+}
+
+double quantile_linear(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
 }  // namespace sp::models

@@ -12,6 +12,10 @@
 //    achievable memory bandwidth when their demands exceed it.
 // Jobs are admitted `admit` at a time in order (1: sequential; Ray's fractional GPUs: 1/share);
 // each pays its start-up (process, context, framework) on the host before its first launch.
+// Early stopping (ASHA-like, as Ray Tune's ASHAScheduler stops trials): at each milestone, a job
+// goes on only if its quality (what its validation metric would rank) is at least the
+// (1 - 1/reduction) quantile of the qualities recorded there by the jobs before it (the first
+// always goes on); a stopped job ends there and frees its admission slot.
 // Power follows the energy model's accelerator states: idle, plus the waiting share while any
 // context is alive, plus the busy share in proportion to the SMs running kernels.
 #pragma once
@@ -31,6 +35,7 @@ struct ColocatedJob {
   Duration host_per_step;
   Duration start_up;
   double cpu_cores = 1;
+  double quality = 0;  // early stopping ranks jobs by it (higher is better)
 };
 
 struct DeviceSharing {
@@ -43,11 +48,14 @@ struct DeviceSharing {
   int admit = 1;               // jobs resident at once
   double host_cores = 1;
   AcceleratorPower power;
+  double reduction = 0;             // early stopping: 0 off, else ASHA's reduction factor (> 1)
+  std::vector<double> milestones;   // steps at which it decides, ascending
 };
 
 struct ColocationRun {
   Duration makespan;
   std::vector<Duration> completion;  // per job, from time 0
+  std::vector<double> steps_run;     // per job: all its steps, or where early stopping ended it
   double gpu_busy_share = 0;         // time with a kernel running / makespan (nvidia-smi "utilisation")
   double sm_active = 0;              // time-averaged share of SMs running kernels (DCGM SM_ACTIVE)
   Joules energy;                     // accelerator board only
@@ -56,5 +64,9 @@ struct ColocationRun {
 };
 
 ColocationRun simulate_colocation(const std::vector<ColocatedJob>& jobs, const DeviceSharing& device);
+
+/// The q-quantile of `values` with linear interpolation between order statistics (numpy's
+/// default, which Ray's ASHA uses for its cut-off).
+double quantile_linear(std::vector<double> values, double q);
 
 }  // namespace sp::models

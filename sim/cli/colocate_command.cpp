@@ -120,7 +120,7 @@ int colocate_command(const ColocateOptions& o) {
       const bool ok = p.status == "ok";
       std::printf("%5d %-13s %6.1f %9s %11s %8s %8s %7s %10s  %s\n", p.jobs, strategy_name(p.strategy), p.memory.value() / 1e9,
                   ok ? fmt::format("{:.2f} s", to_seconds(p.run.makespan)).c_str() : "-",
-                  ok ? fmt::format("{:.0f}", p.jobs * spec.steps * spec.batch / to_seconds(p.run.makespan)).c_str() : "-",
+                  ok ? fmt::format("{:.0f}", trained_samples(p, spec.batch) / to_seconds(p.run.makespan)).c_str() : "-",
                   ok ? fmt::format("{:.2f}x", p.speedup).c_str() : "-", ok ? fmt::format("{:.3f}", p.run.sm_active).c_str() : "-",
                   ok ? fmt::format("{:.2f}", p.run.gpu_busy_share).c_str() : "-",
                   ok ? fmt::format("{:.3f}", p.run.energy.value() / 1e3 / p.jobs).c_str() : "-",

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/rng.hpp"
 
 namespace sp {
 
@@ -50,7 +51,8 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
   s.file = file;
   const config::ConfigNode root = config::load_file(file, overrides);
   if (!root.is_map()) root.fail("a co-location scenario must be a mapping of keys such as name, accelerator, job, jobs");
-  root.expect_only({"name", "description", "accelerator", "host", "job", "jobs", "strategies", "sharing"});
+  root.expect_only({"name", "description", "accelerator", "host", "job", "jobs", "strategies", "sharing",
+                    "early_stopping"});
   s.name = root.at("name").as_string();
   if (s.name.empty() || s.name.find_first_of("/\\") != std::string::npos) {
     root.at("name").fail("must be a non-empty name without slashes (it names the output folder)");
@@ -103,6 +105,18 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
     if (s.strategies.empty()) st->fail("needs at least one strategy");
   } else {
     s.strategies.assign(std::begin(kStrategies), std::end(kStrategies));
+  }
+  if (auto es = root.find("early_stopping")) {
+    es->expect_only({"grace", "reduction", "seed"});
+    s.stop_grace = es->at("grace").as_number();
+    if (!(s.stop_grace > 0 && s.stop_grace < 1)) es->at("grace").fail("must be in (0, 1): the first milestone's share of the steps");
+    s.stop_reduction = es->at("reduction").as_number();
+    if (!(s.stop_reduction > 1 && s.stop_reduction <= 100)) es->at("reduction").fail("must be in (1, 100]");
+    if (auto x = es->find("seed")) {
+      const std::int64_t v = x->as_int();
+      if (v < 0) x->fail("must not be negative");
+      s.seed = static_cast<std::uint64_t>(v);
+    }
   }
   if (auto sh = root.find("sharing")) {
     sh->expect_only({"time_slice", "switch_cost", "start_up", "context_memory", "mps_active_thread_percentage",
@@ -190,19 +204,35 @@ ColocationPoint run_point(const ColocationSpec& s, int k, Strategy strategy) {
 
   const std::vector<models::StepKernel> kernels = models::step_kernels(w, s.accelerator, s.batch, models_per_process);
   models::ColocatedJob job{&kernels, s.steps, w.dispatch_per_kernel, w.host_per_step, s.start_up, w.cpu_cores};
-  const std::vector<models::ColocatedJob> jobs(static_cast<std::size_t>(groups), job);
+  std::vector<models::ColocatedJob> jobs(static_cast<std::size_t>(groups), job);
+  if (s.stop_reduction > 1 && strategy != Strategy::fused) {
+    d.reduction = s.stop_reduction;
+    for (double m = s.stop_grace * s.steps; m < s.steps; m *= s.stop_reduction) d.milestones.push_back(std::ceil(m));
+    for (std::size_t j = 0; j < jobs.size(); ++j) jobs[j].quality = RngStream(s.seed, j, "quality").uniform01();
+  }
   p.run = models::simulate_colocation(jobs, d);
   if (strategy == Strategy::fused) {
     // Every model of a fused group finishes with its group.
     std::vector<Duration> each;
+    std::vector<double> steps;
     for (int g = 0; g < groups; ++g) {
-      for (int m = 0; m < models_per_process && g * models_per_process + m < k; ++m) each.push_back(p.run.completion[g]);
+      for (int m = 0; m < models_per_process && g * models_per_process + m < k; ++m) {
+        each.push_back(p.run.completion[g]);
+        steps.push_back(p.run.steps_run[g]);
+      }
     }
     p.run.completion = each;
+    p.run.steps_run = steps;
   }
   return p;
 }
 }  // namespace
+
+double trained_samples(const ColocationPoint& p, double batch) {
+  double steps = 0;
+  for (double s : p.run.steps_run) steps += s;
+  return steps * batch;
+}
 
 std::vector<ColocationPoint> run_colocation(const ColocationSpec& s) {
   std::vector<ColocationPoint> out;

@@ -8,6 +8,8 @@
 //  - fused: HFTA-style, B copies fused into one process (one context, one host thread, one launch
 //    per kernel doing B models' work), as many as fit in memory unless `fused_max` says fewer;
 //    ceil(K / B) fused groups run one after another.
+// With `early_stopping`, a hyper-parameter search's ASHA-like scheduler ends the jobs that rank
+// low at its milestones (every strategy but fused).
 // Memory per strategy: a process holds a CUDA context and library workspaces plus its tensors;
 // all resident processes count (nothing is swapped), and a strategy that does not fit is
 // out_of_memory, as it would fail on the device.
@@ -45,6 +47,11 @@ struct ColocationSpec {
   bool fractional_mps = false;
   int fused_max = 0;  // 0: as many as fit
   int mps_clients_max = 48;
+  // ASHA-like early stopping (colocation_sim.hpp), off when reduction is 0: milestones at grace x
+  // steps x reduction^i below the job's steps; each job's quality drawn from `seed`. Not for fused
+  // groups, whose models train together to the end.
+  double stop_grace = 0, stop_reduction = 0;
+  std::uint64_t seed = 1;
   models::PowerCalibration power = models::default_power_calibration();
 };
 
@@ -64,6 +71,9 @@ struct ColocationPoint {
 };
 
 std::vector<ColocationPoint> run_colocation(const ColocationSpec& spec);
+
+/// The samples all the point's jobs trained (fewer than K x steps x batch with early stopping).
+double trained_samples(const ColocationPoint& point, double batch);
 
 /// summary.csv: one row per (K, strategy); jobs.csv: each job's completion.
 output::Table colocation_table(const ColocationSpec& spec, const std::vector<ColocationPoint>& points);

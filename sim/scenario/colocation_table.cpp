@@ -19,7 +19,7 @@ output::Table colocation_table(const ColocationSpec& spec, const std::vector<Col
   auto resident = number("resident", "count", "processes (fused: models per process) on the device at once", true);
   auto memory = number("memory_gb", "GB", "device memory at the peak: contexts, library workspaces, tensors");
   auto makespan = number("makespan_s", "s", "until the last job finishes");
-  auto throughput = number("throughput_samples_per_s", "samples/s", "samples of all jobs / makespan");
+  auto throughput = number("throughput_samples_per_s", "samples/s", "samples all jobs trained / makespan");
   auto speedup = number("speedup", "1", "sequential makespan / this makespan at the same K");
   auto mean = number("mean_completion_s", "s", "mean of the jobs' completion times");
   auto busy = number("gpu_busy_share", "1", "time a kernel runs / makespan (nvidia-smi utilisation)");
@@ -37,7 +37,7 @@ output::Table colocation_table(const ColocationSpec& spec, const std::vector<Col
     resident.values.push_back(p.resident);
     memory.values.push_back(p.memory.value() / 1e9);
     makespan.values.push_back(ok ? ms : kNaN);
-    throughput.values.push_back(ok ? p.jobs * spec.steps * spec.batch / ms : kNaN);
+    throughput.values.push_back(ok ? trained_samples(p, spec.batch) / ms : kNaN);
     speedup.values.push_back(ok ? p.speedup : kNaN);
     double sum = 0;
     for (Duration c : p.run.completion) sum += to_seconds(c);
@@ -65,17 +65,19 @@ output::Table colocation_jobs_table(const std::vector<ColocationPoint>& points) 
   auto jobs = number("jobs", "count", "K", true);
   auto job = number("job", "count", "which job (0-based, in admission order)", true);
   auto done = number("completion_s", "s", "when the job finished");
+  auto steps = number("steps_run", "count", "steps the job ran (fewer where early stopping ended it)");
   std::vector<std::string> strategy;
   for (const ColocationPoint& p : points) {
     for (std::size_t i = 0; i < p.run.completion.size(); ++i) {
       jobs.values.push_back(p.jobs);
       job.values.push_back(static_cast<double>(i));
       done.values.push_back(to_seconds(p.run.completion[i]));
+      steps.values.push_back(p.run.steps_run[i]);
       strategy.push_back(strategy_name(p.strategy));
     }
   }
   output::Table t;
-  t.columns = {jobs, output::text_column("strategy", "sharing strategy", strategy), job, done};
+  t.columns = {jobs, output::text_column("strategy", "sharing strategy", strategy), job, done, steps};
   if (strategy.empty()) t.columns[1].text.clear();
   return t;
 }

@@ -144,4 +144,29 @@ TEST(Colocation, FusedModelsBatchTheirProductsAndStreams) {
   EXPECT_EQ(training_memory(w, 64, 2).value(), 2 * training_memory(w, 64, 1).value());
 }
 
+TEST(Colocation, EarlyStoppingEndsTheJobsThatRankLowAtAMilestone) {
+  // Four jobs one after another (admission 1), 9 steps of one 1 ms kernel each, one milestone at
+  // step 3 (grace 1/3, reduction 3: the next, 9, is the end). A job goes on if its quality is at
+  // least the 2/3 quantile (linear) of the qualities the jobs before it recorded at step 3:
+  //   job 0, 0.5: nothing recorded, goes on;  job 1, 0.9: {0.5} -> 0.5, goes on;
+  //   job 2, 0.1: {0.5, 0.9} -> 0.767, stops after 3 steps;
+  //   job 3, 0.7: {0.1, 0.5, 0.9} -> 0.633, goes on.
+  // 9 + 9 + 3 + 9 = 30 steps of 1 ms: the last job ends at 30 ms.
+  const auto k = one_kernel(1.0, 100);
+  std::vector<ColocatedJob> jobs(4, job(k, 9));
+  const double quality[] = {0.5, 0.9, 0.1, 0.7};
+  for (std::size_t j = 0; j < 4; ++j) jobs[j].quality = quality[j];
+  DeviceSharing d = device(DeviceSharing::Mode::exclusive, 1);
+  d.reduction = 3;
+  d.milestones = {3};
+  const auto r = simulate_colocation(jobs, d);
+  EXPECT_EQ(r.steps_run, (std::vector<double>{9, 9, 3, 9}));
+  EXPECT_NEAR(ms(r.completion[2]), 21.0, 1e-9);
+  EXPECT_NEAR(ms(r.makespan), 30.0, 1e-9);
+  // Without it every job runs its 9 steps.
+  d.reduction = 0;
+  EXPECT_NEAR(ms(simulate_colocation(jobs, d).makespan), 36.0, 1e-9);
+  EXPECT_NEAR(quantile_linear({0.1, 0.5, 0.9}, 2.0 / 3), 0.5 + 0.4 / 3, 1e-12);
+}
+
 }  // namespace sp::models

@@ -38,6 +38,35 @@ TEST(ColocationScenario, BadInputNamesTheArgumentOrFileLineAndKey) {
   EXPECT_NE(error_of(f, "jobs=[4, 2]").find("jobs[1]: job counts must be in ascending order"), std::string::npos);
   EXPECT_NE(error_of(f, "accelerator=B100").find("accelerator: unknown accelerator 'B100'"), std::string::npos);
   EXPECT_NE(error_of(f, "sharing.time_slice=\"1 GB\"").find("sharing.time_slice: \"1 GB\" is a size"), std::string::npos);
+  EXPECT_NE(error_of(f, "early_stopping={grace: 1.5, reduction: 3}").find("early_stopping.grace: must be in (0, 1)"),
+            std::string::npos);
+  EXPECT_NE(error_of(f, "early_stopping={grace: 0.1, reduction: 1}").find("early_stopping.reduction: must be in (1, 100]"),
+            std::string::npos);
+}
+
+TEST(ColocationScenario, EarlyStoppingEndsLowRankedTrialsAndShortensTheSearch) {
+  // 27 trials, milestones at ceil(0.1111 x 782) = 87 and 261 steps (reduction 3). Every trial runs
+  // to the first milestone; a stopped one ends at a milestone; the first to reach each milestone
+  // always goes on, so at least one trial finishes; fewer samples are trained than without, and
+  // the search ends sooner under every strategy.
+  ColocationSpec s = load_colocation(kDir + "asha_resnet18_a100.yaml", {config::parse_override("jobs=[27]")}, catalog());
+  ASSERT_EQ(s.steps, 782);
+  const auto with = run_colocation(s);
+  s.stop_reduction = 0;
+  const auto without = run_colocation(s);
+  ASSERT_EQ(with.size(), without.size());
+  for (std::size_t i = 0; i < with.size(); ++i) {
+    int full = 0;
+    for (double steps : with[i].run.steps_run) {
+      EXPECT_TRUE(steps == 87 || steps == 261 || steps == 782) << steps;
+      full += steps == 782 ? 1 : 0;
+    }
+    EXPECT_GE(full, 1);
+    EXPECT_LT(full, 27);
+    EXPECT_LT(trained_samples(with[i], s.batch), trained_samples(without[i], s.batch));
+    EXPECT_LT(with[i].run.makespan, without[i].run.makespan) << strategy_name(with[i].strategy);
+    EXPECT_DOUBLE_EQ(trained_samples(without[i], s.batch), 27 * 782 * 128.0);
+  }
 }
 
 TEST(ColocationScenario, WhatDoesNotFitIsOutOfMemory) {
