@@ -6,7 +6,8 @@ namespace sp::models {
 
 namespace {
 
-std::string dtype_of(const Op& op, const std::string& workload_precision) {
+std::string dtype_of(const Op& op, const Shard& s, const std::string& workload_precision) {
+  if (s.cp > 1 && !op.context_parallel_precision.empty()) return op.context_parallel_precision;
   if (!op.precision.empty()) return op.precision;
   // FP8 training keeps attention in 16-bit (TransformerEngine's default in the v4.1 submissions).
   if (op.kind == OpKind::attention && workload_precision == "fp8") return "bf16";
@@ -44,7 +45,10 @@ void expand_matmul(const Op& op, const Shard& s, Pass pass, const std::string& d
 }
 
 // Fused (flash) attention: forward runs Q K^T and P V (2 products), backward recomputes Q K^T and
-// forms dV, dP, dQ, dK (5). Ring attention (CP) runs one kernel per ring step over a K/V chunk.
+// forms dV, dP, dQ, dK (5). Each work unit holds a tile of queries and its head_dim-wide output
+// and streams the keys through (FlashAttention's loop): a GEMM of queries x head_dim whose inner
+// dimension is the keys, half of them under a causal mask. Ring attention (CP) runs one kernel
+// per ring step over a K/V chunk.
 void expand_attention(const Op& op, const Shard& s, Pass pass, const std::string& dtype, std::vector<Kernel>& out) {
   const double heads = std::max(1.0, op.heads / s.tp);
   const double sequence = op.queries > 0 ? op.queries : s.tokens_per_sample;
@@ -53,11 +57,11 @@ void expand_attention(const Op& op, const Shard& s, Pass pass, const std::string
   const double causal = op.causal ? 0.5 : 1.0;
   Kernel a;
   a.kind = Kernel::Kind::attention;
-  a.shape = GemmShape{queries, keys, op.head_dim, heads * s.samples};
+  a.shape = GemmShape{queries, op.head_dim, keys * causal, heads * s.samples};
   a.dtype = dtype;
   a.count = s.cp;
-  a.work = (pass == Pass::forward ? 2.0 : 5.0) * causal;
-  const Flops forward = a.shape.flops() * (2.0 * causal * s.cp);  // Q K^T and P V over every ring step
+  a.work = pass == Pass::forward ? 2.0 : 5.0;
+  const Flops forward = a.shape.flops() * (2.0 * s.cp);  // Q K^T and P V over every ring step
   a.model_flops = pass == Pass::forward ? forward : forward * 2.0;
   if (pass == Pass::backward) a.count = 2.0 * s.cp;  // the main kernel and its dQ/dK/dV post-pass
   if (pass == Pass::backward) a.work /= 2.0;         // ... the work split over them
@@ -69,7 +73,7 @@ void expand_attention(const Op& op, const Shard& s, Pass pass, const std::string
 std::vector<Kernel> expand(const Op& op, const Shard& s, Pass pass, const std::string& workload_precision) {
   std::vector<Kernel> out;
   if (pass == Pass::backward && !s.backward) return out;
-  const std::string dtype = dtype_of(op, workload_precision);
+  const std::string dtype = dtype_of(op, s, workload_precision);
   switch (op.kind) {
     case OpKind::gemm:
     case OpKind::conv: expand_matmul(op, s, pass, dtype, out); break;
@@ -125,12 +129,12 @@ Op parse_op(const config::ConfigNode& n) {
     }
   }
   if (found != 1) n.fail("an op names exactly one of gemm, conv, attention, elementwise", "e.g. {gemm: qkv, n: 3072, k: 1024}");
-  if (auto p = n.find("precision")) {
-    op.precision = p->as_string();
-    if (op.precision != "bf16" && op.precision != "fp16" && op.precision != "fp8") {
-      p->fail("unknown precision '" + op.precision + "'", "valid: bf16, fp16, fp8");
-    }
-  }
+  const auto precision = [](const config::ConfigNode& p) {
+    const std::string v = p.as_string();
+    if (v != "bf16" && v != "fp16" && v != "fp8") p.fail("unknown precision '" + v + "'", "valid: bf16, fp16, fp8");
+    return v;
+  };
+  if (auto p = n.find("precision")) op.precision = precision(*p);
   const auto count = [&](const char* key) { return static_cast<double>(n.at(key).as_positive_int()); };
   switch (op.kind) {
     case OpKind::gemm:
@@ -165,7 +169,9 @@ Op parse_op(const config::ConfigNode& n) {
       break;
     }
     case OpKind::attention:
-      n.expect_only({"attention", "heads", "kv_heads", "head_dim", "causal", "queries", "keys", "precision"});
+      n.expect_only({"attention", "heads", "kv_heads", "head_dim", "causal", "queries", "keys", "precision",
+                     "context_parallel_precision"});
+      if (auto p = n.find("context_parallel_precision")) op.context_parallel_precision = precision(*p);
       op.heads = count("heads");
       op.kv_heads = n.has("kv_heads") ? count("kv_heads") : op.heads;
       op.head_dim = count("head_dim");

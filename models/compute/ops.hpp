@@ -34,6 +34,7 @@ struct Op {
   bool frozen = false;            // no weight gradient (frozen base weights under LoRA)
   bool input_gradient = true;     // backward computes the gradient of its input
   std::string precision;          // empty: the workload's
+  std::string context_parallel_precision;  // where CP > 1 splits it (attention), if not `precision`
   // attention: per sample, queries attend to keys (empty: the sequence); GQA shares K and V
   double heads = 0, kv_heads = 0, head_dim = 0, queries = 0, keys = 0;
   bool causal = false;

@@ -246,7 +246,9 @@ TEST(Ops, BackwardHasInputAndWeightGradientsUnlessFrozen) {
 
 TEST(Ops, ContextParallelRingRunsOneAttentionKernelPerStep) {
   // CP2 on 8192 causal tokens: each rank's 4096 queries meet 4096 keys per ring step, 2 steps;
-  // forward FLOPs 2 products x 2 x 4096 x 4096 x 128 x heads x 0.5 (causal) x 2 steps.
+  // a work unit holds queries x head_dim (128) and streams the keys, half of them under the causal
+  // mask: a 4096 x 128 GEMM with an inner 2048; forward FLOPs 2 products x 2 x 4096 x 4096 x 128 x
+  // heads x 0.5 (causal) x 2 steps.
   Op attn = op(OpKind::attention, "self");
   attn.heads = 64, attn.head_dim = 128, attn.causal = true;
   Shard s;
@@ -254,8 +256,16 @@ TEST(Ops, ContextParallelRingRunsOneAttentionKernelPerStep) {
   const Kernel k = expand(attn, s, Pass::forward, "bf16").at(0);
   EXPECT_EQ(k.count, 2);
   EXPECT_EQ(k.shape.m, 4096);
-  EXPECT_EQ(k.shape.n, 4096);
+  EXPECT_EQ(k.shape.n, 128);
+  EXPECT_EQ(k.shape.k, 2048);
   EXPECT_DOUBLE_EQ(k.model_flops.value(), 2.0 * 2 * 4096 * 4096 * 128 * 64 * 0.5 * 2);
+  // Where CP splits it, attention may run at another precision than where the sequence is whole
+  // (NVIDIA's v4.1 Llama recipe: FP8 attention without CP, BF16 with it).
+  attn.precision = "fp8";
+  attn.context_parallel_precision = "bf16";
+  EXPECT_EQ(expand(attn, s, Pass::forward, "fp8").at(0).dtype, "bf16");
+  s.cp = 1;
+  EXPECT_EQ(expand(attn, s, Pass::forward, "fp8").at(0).dtype, "fp8");
   // Half of the causal FLOPs of the whole sequence, 4 x 8192^2 x 8192 / 2, on each of the 2 ranks.
   EXPECT_DOUBLE_EQ(k.model_flops.value(), 4.0 * 8192 * 8192 * 8192 / 2 / 2);
 }
