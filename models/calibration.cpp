@@ -5,19 +5,34 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <stdexcept>
 
 #include "models/catalog.hpp"
 #include "sim/config/loader.hpp"
 
 namespace sp::models {
 
+namespace {
+std::size_t cost_index(std::string_view key) {
+  for (std::size_t k = 0; k < kEvaluationCosts.size(); ++k) {
+    if (key == kEvaluationCosts[k].calibration_key) return k;
+  }
+  throw std::invalid_argument("no evaluation cost named " + std::string(key));
+}
+}  // namespace
+
+std::optional<Duration>& WorkloadCurve::cost(std::string_view key) { return evaluation_costs[cost_index(key)]; }
+const std::optional<Duration>& WorkloadCurve::cost(std::string_view key) const {
+  return evaluation_costs[cost_index(key)];
+}
+
 void Calibration::apply(Workload& w) const {
   if (auto it = workloads.find(w.name); it != workloads.end()) {
     w.software_efficiency = it->second.software_efficiency;
     w.model_error = it->second.model_error;
-    if (it->second.evaluation_overhead) w.evaluation.overhead = *it->second.evaluation_overhead;
-    if (it->second.host_work) w.evaluation.host_work = *it->second.host_work;
-    if (it->second.evaluation_batch_overhead) w.evaluation.batch_overhead = *it->second.evaluation_batch_overhead;
+    for (std::size_t k = 0; k < kEvaluationCosts.size(); ++k) {
+      if (const auto& v = it->second.evaluation_costs[k]) w.evaluation.*kEvaluationCosts[k].member = *v;
+    }
   }
   if (!scale_error.empty()) w.model_error_by_scale = scale_error;
 }
@@ -98,15 +113,16 @@ Calibration parse_calibration(const config::ConfigNode& n) {
   }
   if (auto ws = n.find("workloads")) {
     for (const auto& [name, v] : ws->entries()) {
-      v.expect_only({"software_efficiency", "log_sd", "evaluation_overhead", "host_work", "evaluation_batch_overhead",
-                     "model_error"});
+      std::vector<std::string> keys{"software_efficiency", "log_sd", "model_error"};
+      for (const EvaluationCostField& f : kEvaluationCosts) keys.emplace_back(f.calibration_key);
+      v.expect_only(keys);
       WorkloadCurve w;
       w.software_efficiency = v.at("software_efficiency").as_positive_number();
       if (auto x = v.find("log_sd")) w.log_sd = x->as_number();
       if (auto x = v.find("model_error")) w.model_error = x->as_number();
-      if (auto x = v.find("evaluation_overhead")) w.evaluation_overhead = x->as_nonnegative_duration();
-      if (auto x = v.find("host_work")) w.host_work = x->as_nonnegative_duration();
-      if (auto x = v.find("evaluation_batch_overhead")) w.evaluation_batch_overhead = x->as_nonnegative_duration();
+      for (std::size_t k = 0; k < kEvaluationCosts.size(); ++k) {
+        if (auto x = v.find(kEvaluationCosts[k].calibration_key)) w.evaluation_costs[k] = x->as_nonnegative_duration();
+      }
       c.workloads[name] = w;
     }
   }

@@ -11,9 +11,11 @@
 // Few, physical, bounded: see calibration/mlperf/calibrate.hpp.
 #pragma once
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "models/hardware/accelerator.hpp"
 #include "models/workloads/workload.hpp"
@@ -26,7 +28,11 @@ struct WorkloadCurve {
   double software_efficiency = 1;
   double log_sd = 0;        // its uncertainty after the fit (log scale)
   double model_error = 0;   // log-space spread of the model's held-out errors (prediction intervals)
-  std::optional<Duration> evaluation_overhead, host_work, evaluation_batch_overhead;  // fitted where the file has them
+  // Fitted where the workload file has them, in kEvaluationCosts' order.
+  std::array<std::optional<Duration>, kEvaluationCosts.size()> evaluation_costs;
+
+  std::optional<Duration>& cost(std::string_view calibration_key);
+  const std::optional<Duration>& cost(std::string_view calibration_key) const;
 };
 
 /// One level of the software efficiency: a log-scale, and the uncertainty after the fit of the

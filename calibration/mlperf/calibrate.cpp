@@ -175,11 +175,15 @@ FitResult calibrate_mlperf(const std::vector<MlperfResult>& rows, const models::
   out.converged = full.converged;
   out.rows_used = pb.rows().size();
   out.calibration = pb.calibration(full);
-  static const char* kinds[] = {"software_efficiency", "evaluation_overhead", "host_work", "evaluation_batch_overhead",
-                                "stack", "family", "kind"};
+  static const char* kinds[] = {"software_efficiency", "evaluation_cost", "stack", "family", "kind"};
   for (const Parameter& q : pb.parameters()) {
     const int k = static_cast<int>(q.kind);
-    out.parameter_names.push_back(k < 4 ? q.name + "." + kinds[k] : std::string(kinds[k]) + ": " + q.name);
+    if (q.kind == Parameter::Kind::efficiency) out.parameter_names.push_back(q.name + "." + kinds[k]);
+    else if (q.kind == Parameter::Kind::evaluation_cost) {
+      out.parameter_names.push_back(q.name + "." + models::kEvaluationCosts[static_cast<std::size_t>(q.cost)].calibration_key);
+    } else {
+      out.parameter_names.push_back(std::string(kinds[k]) + ": " + q.name);
+    }
   }
 
   // The committed model error: the spread of the leave-one-system-out errors (of the in-sample

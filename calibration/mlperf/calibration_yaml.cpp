@@ -43,10 +43,10 @@ std::string calibration_yaml(const FitResult& f, const std::string& data_file, c
   for (const auto& [name, w] : c.workloads) {
     y += fmt::format("  {}: {{software_efficiency: {:.6g}, log_sd: {:.6g}, model_error: {:.6g}", name,
                      w.software_efficiency, w.log_sd, w.model_error);
-    if (w.evaluation_overhead) y += fmt::format(", evaluation_overhead: \"{:.6g} s\"", to_seconds(*w.evaluation_overhead));
-    if (w.host_work) y += fmt::format(", host_work: \"{:.6g} s\"", to_seconds(*w.host_work));
-    if (w.evaluation_batch_overhead) {
-      y += fmt::format(", evaluation_batch_overhead: \"{:.6g} s\"", to_seconds(*w.evaluation_batch_overhead));
+    for (std::size_t k = 0; k < models::kEvaluationCosts.size(); ++k) {
+      if (const auto& v = w.evaluation_costs[k]) {
+        y += fmt::format(", {}: \"{:.6g} s\"", models::kEvaluationCosts[k].calibration_key, to_seconds(*v));
+      }
     }
     y += "}\n";
   }

@@ -34,7 +34,7 @@ double efficiency_parameter(const models::Workload& w) {
 Eigen::Index FitProblem::add(Parameter p) {
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     const Parameter& q = parameters_[i];
-    if (q.kind == p.kind && q.name == p.name) return static_cast<Eigen::Index>(i);
+    if (q.kind == p.kind && q.name == p.name && q.cost == p.cost) return static_cast<Eigen::Index>(i);
   }
   parameters_.push_back(std::move(p));
   return static_cast<Eigen::Index>(parameters_.size() - 1);
@@ -71,15 +71,12 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
     const int w = static_cast<int>(wi - files_.begin());
     p.deps.push_back(add({K::efficiency, p.workload.name, w, efficiency_parameter(p.workload), kWorkloadPriorSd}));
     const models::EvaluationRule& e = p.workload.evaluation;
-    if (e.overhead > Duration{}) {
-      p.deps.push_back(add({K::overhead, p.workload.name, w, std::log(to_seconds(e.overhead)), kWorkloadPriorSd}));
-    }
-    if (e.host_work > Duration{}) {
-      p.deps.push_back(add({K::host_work, p.workload.name, w, std::log(to_seconds(e.host_work)), kWorkloadPriorSd}));
-    }
-    if (e.batch_overhead > Duration{}) {
-      p.deps.push_back(
-          add({K::batch_overhead, p.workload.name, w, std::log(to_seconds(e.batch_overhead)), kWorkloadPriorSd}));
+    // Each evaluation cost the workload file names is fitted, its value there the prior's centre.
+    for (std::size_t k = 0; k < models::kEvaluationCosts.size(); ++k) {
+      const Duration v = e.*models::kEvaluationCosts[k].member;
+      if (v <= Duration{}) continue;
+      p.deps.push_back(add({K::evaluation_cost, p.workload.name, w, std::log(to_seconds(v)), kWorkloadPriorSd,
+                            static_cast<int>(k)}));
     }
     const std::string family = a.family + "/" + p.stack;
     const auto level = [&](K kind, const std::string& key, const std::string& reference, double spread) {
@@ -108,9 +105,9 @@ models::Workload FitProblem::with(const PreparedRow& r, const Eigen::VectorXd& x
     const Parameter& q = parameters_[static_cast<std::size_t>(i)];
     switch (q.kind) {
       case Parameter::Kind::efficiency: w.software_efficiency = efficiency_of(x[i], r.workload); break;
-      case Parameter::Kind::overhead: w.evaluation.overhead = seconds(std::exp(x[i])); break;
-      case Parameter::Kind::host_work: w.evaluation.host_work = seconds(std::exp(x[i])); break;
-      case Parameter::Kind::batch_overhead: w.evaluation.batch_overhead = seconds(std::exp(x[i])); break;
+      case Parameter::Kind::evaluation_cost:
+        w.evaluation.*models::kEvaluationCosts[static_cast<std::size_t>(q.cost)].member = seconds(std::exp(x[i]));
+        break;
       default: log_scale += x[i];
     }
   }
@@ -204,10 +201,8 @@ models::Calibration FitProblem::calibration(const Fit& f) const {
     const Parameter& q = parameters_[k];
     const auto i = static_cast<Eigen::Index>(k);
     if (!f.seen[k]) continue;
-    if (q.kind == Parameter::Kind::overhead) c.workloads[q.name].evaluation_overhead = seconds(std::exp(f.x[i]));
-    if (q.kind == Parameter::Kind::host_work) c.workloads[q.name].host_work = seconds(std::exp(f.x[i]));
-    if (q.kind == Parameter::Kind::batch_overhead) {
-      c.workloads[q.name].evaluation_batch_overhead = seconds(std::exp(f.x[i]));
+    if (q.kind == Parameter::Kind::evaluation_cost) {
+      c.workloads[q.name].evaluation_costs[static_cast<std::size_t>(q.cost)] = seconds(std::exp(f.x[i]));
     }
   }
   // A level's uncertainty is that of the sum of the levels down to it (they are correlated: one

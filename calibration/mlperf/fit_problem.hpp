@@ -25,11 +25,12 @@
 namespace sp::calibration {
 
 struct Parameter {
-  enum class Kind { efficiency, overhead, host_work, batch_overhead, stack, family, kind } kind;
+  enum class Kind { efficiency, evaluation_cost, stack, family, kind } kind;
   std::string name;   // workload or level key
   int workload = -1;  // for the workload's parameters
   double prior = 0;   // centre, in the transformed space
   double sd = 2;      // width, in the transformed space
+  int cost = -1;      // for an evaluation cost, its index in models::kEvaluationCosts
 };
 
 // A row resolved once: its workload, platform, batch and layout do not depend on the parameters.

@@ -20,14 +20,24 @@ double evaluation_interval_samples(const Workload& w, std::int64_t gbs) {
   return interval;
 }
 
+Duration exposed_scoring(Duration scoring, Duration between, double evaluations) {
+  if (evaluations <= 0 || scoring <= Duration{}) return Duration{};
+  // One worker, first in first out: evaluation i ends at i x between and its scoring starts when
+  // the worker is free, so the last one finishes scoring + (k - 1) x max(0, scoring - between)
+  // after the last evaluation.
+  const Duration backlog = std::max(Duration{}, scoring - between);
+  return scoring + scale(backlog, std::max(0.0, evaluations - 1.0));
+}
+
 EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& lay, Duration forward_per_micro_batch,
-                               int nodes, double samples_to_converge, std::int64_t gbs) {
+                               Duration step, int nodes, double samples_to_converge, std::int64_t gbs) {
   EvaluationCost c;
   const EvaluationRule& e = w.evaluation;
   if (!e.timed) return c;
   const double skipped =
       std::floor(e.skip_per_global_batch * static_cast<double>(gbs) + static_cast<double>(e.skip_count));
-  c.evaluations = std::max(0.0, samples_to_converge / evaluation_interval_samples(w, gbs) - skipped);
+  const double interval = evaluation_interval_samples(w, gbs);
+  c.evaluations = std::max(0.0, samples_to_converge / interval - skipped);
   // Each replica evaluates its share of the set in whole micro-batches, through every stage.
   const std::int64_t per_replica = (e.samples + lay.dp - 1) / lay.dp;
   const std::int64_t micro_batches = (per_replica + lay.micro_batch - 1) / lay.micro_batch;
@@ -37,7 +47,9 @@ EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& lay, Dur
   // replica's micro-batches one at a time.
   c.batches = e.batch_is_global_batch ? (e.samples + gbs - 1) / gbs : micro_batches;
   c.each = forward + scale(e.batch_overhead, static_cast<double>(c.batches)) + e.overhead + e.host_work / nodes;
-  c.total = scale(c.each, c.evaluations);
+  c.scoring = exposed_scoring(e.asynchronous_scoring, scale(step, interval / static_cast<double>(gbs)) + c.each,
+                              c.evaluations);
+  c.total = scale(c.each, c.evaluations) + c.scoring;
   return c;
 }
 

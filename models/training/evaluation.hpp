@@ -2,7 +2,8 @@
 // how many evaluations a run performs before it converges, and what each costs: the evaluation
 // set split over the data-parallel replicas in whole micro-batches (so small sets do not shrink
 // with N), forward passes only, plus an overhead per step of the evaluation loop, a fixed
-// overhead and host-side work shared by the nodes.
+// overhead and host-side work shared by the nodes; and, where scoring runs on a background worker,
+// the last evaluation's scoring (and any backlog) before the run can stop.
 #pragma once
 
 #include <cstdint>
@@ -21,11 +22,17 @@ struct EvaluationCost {
   Duration each;
   Duration forward;  // of `each`, the accelerators computing (the rest is overhead and host work)
   std::int64_t batches = 0;  // steps of the evaluation loop, each costing the rule's batch_overhead
-  Duration total;
+  Duration scoring;  // asynchronous scoring still running after the last evaluation (once per run)
+  Duration total;    // evaluations x each + scoring
 };
 
-/// `forward_per_micro_batch`: one micro-batch's forward on one pipeline stage at this layout.
+/// Asynchronous scoring's delay of a run's end: `scoring` per evaluation on one background
+/// worker, evaluations `between` apart (training plus evaluation), `evaluations` of them.
+Duration exposed_scoring(Duration scoring, Duration between, double evaluations);
+
+/// `forward_per_micro_batch`: one micro-batch's forward on one pipeline stage at this layout;
+/// `step`: one training step (the training between evaluations hides asynchronous scoring).
 EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& layout, Duration forward_per_micro_batch,
-                               int nodes, double samples_to_converge, std::int64_t gbs);
+                               Duration step, int nodes, double samples_to_converge, std::int64_t gbs);
 
 }  // namespace sp::models

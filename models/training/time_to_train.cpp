@@ -36,7 +36,7 @@ TrainingEstimate estimate_training(const Workload& w, const Platform& p, int acc
   e.convergence = samples_to_converge(w, global_batch);
   e.convergence.mean_samples = seen.expected;  // runs stop at an evaluation
   e.steps = e.convergence.mean_samples / static_cast<double>(global_batch);
-  e.evaluation = evaluation_cost(w, e.layout, e.step.forward_per_micro_batch, e.nodes, e.convergence.mean_samples,
+  e.evaluation = evaluation_cost(w, e.layout, e.step.forward_per_micro_batch, e.step.step, e.nodes, e.convergence.mean_samples,
                                  global_batch);
   e.time_to_train = scale(e.step.step, e.steps) + e.evaluation.total;
   e.p10 = e.p50 = e.p90 = e.time_to_train;
@@ -45,7 +45,7 @@ TrainingEstimate estimate_training(const Workload& w, const Platform& p, int acc
 
 Duration time_to_train_at(const TrainingEstimate& e, const Workload& w, double samples) {
   const EvaluationCost ev =
-      evaluation_cost(w, e.layout, e.step.forward_per_micro_batch, e.nodes, samples, e.global_batch);
+      evaluation_cost(w, e.layout, e.step.forward_per_micro_batch, e.step.step, e.nodes, samples, e.global_batch);
   return scale(e.step.step, samples / static_cast<double>(e.global_batch)) + ev.total;
 }
 

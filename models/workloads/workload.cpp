@@ -116,7 +116,8 @@ LayerGroup parse_layer(const config::ConfigNode& n) {
 }
 
 EvaluationRule parse_evaluation(const config::ConfigNode& n) {
-  n.expect_only({"timed", "samples", "interval", "skip_first", "overhead", "host_work", "batch", "batch_overhead"});
+  n.expect_only({"timed", "samples", "interval", "skip_first", "overhead", "host_work", "batch", "batch_overhead",
+                 "asynchronous_scoring"});
   EvaluationRule e;
   e.timed = n.at("timed").as_bool();
   e.samples = n.at("samples").as_positive_int();
@@ -140,14 +141,14 @@ EvaluationRule parse_evaluation(const config::ConfigNode& n) {
     if (auto x = s->find("per_global_batch")) e.skip_per_global_batch = x->as_number();
     if (auto x = s->find("count")) e.skip_count = nonnegative_int(*x);
   }
-  if (auto o = n.find("overhead")) e.overhead = o->as_nonnegative_duration();
-  if (auto h = n.find("host_work")) e.host_work = h->as_nonnegative_duration();
+  for (const EvaluationCostField& f : kEvaluationCosts) {
+    if (auto x = n.find(f.workload_key)) e.*f.member = x->as_nonnegative_duration();
+  }
   if (auto b = n.find("batch")) {
     const std::string v = b->as_string();
     if (v != "global_batch" && v != "micro_batch") b->fail("unknown evaluation batch '" + v + "'", "valid: global_batch, micro_batch");
     e.batch_is_global_batch = v == "global_batch";
   }
-  if (auto b = n.find("batch_overhead")) e.batch_overhead = b->as_nonnegative_duration();
   return e;
 }
 

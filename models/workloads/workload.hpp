@@ -4,6 +4,7 @@
 // the evaluation rules and the convergence table from the MLPerf RCPs.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -61,7 +62,25 @@ struct EvaluationRule {
   Duration batch_overhead;
   bool batch_is_global_batch = false;
   Duration host_work;                    // per evaluation, host-side work shared by the nodes (COCO mAP)
+  // Scoring handed to one background worker (NVIDIA's RetinaNet `--async-coco`): training goes on
+  // while it runs, so only the last evaluation's scoring delays the run's end, plus a backlog where
+  // scoring is slower than the training between two evaluations.
+  Duration asynchronous_scoring;
 };
+
+/// The evaluation costs calibration fits: their keys in workload and calibration files and where
+/// they sit in the rule, in one table so that every reader and writer agrees.
+struct EvaluationCostField {
+  const char* workload_key;
+  const char* calibration_key;
+  Duration EvaluationRule::*member;
+};
+inline constexpr std::array<EvaluationCostField, 4> kEvaluationCosts{{
+    {"overhead", "evaluation_overhead", &EvaluationRule::overhead},
+    {"host_work", "host_work", &EvaluationRule::host_work},
+    {"batch_overhead", "evaluation_batch_overhead", &EvaluationRule::batch_overhead},
+    {"asynchronous_scoring", "evaluation_scoring", &EvaluationRule::asynchronous_scoring},
+}};
 
 struct ConvergencePoint {
   std::int64_t global_batch = 0;

@@ -98,7 +98,10 @@ std::vector<std::pair<std::string, ConfigNode>> ConfigNode::entries() const {
 }
 
 void ConfigNode::expect_only(std::initializer_list<std::string_view> allowed) const {
-  const std::vector<std::string> names(allowed.begin(), allowed.end());
+  expect_only(std::vector<std::string>(allowed.begin(), allowed.end()));
+}
+
+void ConfigNode::expect_only(const std::vector<std::string>& names) const {
   std::set<std::string> seen;
   for (const auto& kv : entries_checked()) {
     const std::string& key = kv.first.Scalar();

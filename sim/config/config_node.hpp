@@ -45,6 +45,7 @@ class ConfigNode {
   std::vector<std::pair<std::string, ConfigNode>> entries() const;
   /// Rejects keys not in `allowed` (with a did-you-mean) and duplicate keys.
   void expect_only(std::initializer_list<std::string_view> allowed) const;
+  void expect_only(const std::vector<std::string>& allowed) const;
 
   std::string as_string() const;
   double as_number() const;

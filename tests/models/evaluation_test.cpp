@@ -32,7 +32,7 @@ TEST(Evaluation, CountAndCostByHand) {
   w.evaluation.host_work = seconds(1.0);
   const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
   ASSERT_EQ(lay.micro_batch, 4);
-  const EvaluationCost c = evaluation_cost(w, lay, milliseconds(2), 2, 1050, 2);
+  const EvaluationCost c = evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 2, 1050, 2);
   EXPECT_DOUBLE_EQ(c.evaluations, 8.5);
   EXPECT_EQ(c.each.ps(), milliseconds(1064).ps());
   EXPECT_EQ(c.total.ps(), seconds(8.5 * 1.064).ps());
@@ -46,24 +46,46 @@ TEST(Evaluation, EachStepOfTheEvaluationLoopCostsItsOverhead) {
   Workload w = testing::evaluated_workload(1000, 100);
   w.evaluation.batch_overhead = milliseconds(10);
   const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
-  EvaluationCost c = evaluation_cost(w, lay, milliseconds(2), 1, 1000, 64);
+  EvaluationCost c = evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 1, 1000, 64);
   EXPECT_EQ(c.batches, 32);
   EXPECT_EQ(c.each.ps(), milliseconds(384).ps());
   w.evaluation.batch_is_global_batch = true;
-  c = evaluation_cost(w, lay, milliseconds(2), 1, 1000, 64);
+  c = evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 1, 1000, 64);
   EXPECT_EQ(c.batches, 16);
   EXPECT_EQ(c.each.ps(), milliseconds(224).ps());
   // Llama2-70B LoRA's 173 evaluation sequences: 22 steps at GBS 8, 2 at GBS 128.
   const Workload llama = shipped_workload("llama2_70b_lora");
   ASSERT_TRUE(llama.evaluation.batch_is_global_batch);
-  EXPECT_EQ(evaluation_cost(llama, lay, milliseconds(2), 1, 1000, 8).batches, 22);
-  EXPECT_EQ(evaluation_cost(llama, lay, milliseconds(2), 1, 1000, 128).batches, 2);
+  EXPECT_EQ(evaluation_cost(llama, lay, milliseconds(2), milliseconds(10), 1, 1000, 8).batches, 22);
+  EXPECT_EQ(evaluation_cost(llama, lay, milliseconds(2), milliseconds(10), 1, 1000, 128).batches, 2);
+}
+
+TEST(Evaluation, AsynchronousScoringDelaysOnlyTheEndOfTheRunUnlessItFallsBehind) {
+  // Every 100 samples at global batch 2: 50 steps of 10 ms = 0.5 s of training between two
+  // evaluations, each evaluation 32 x 2 ms = 64 ms, so evaluations end 0.564 s apart; 10 of them
+  // (converging at 1,000 samples).
+  Workload w = testing::evaluated_workload(1000, 100);
+  const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
+  const auto cost = [&](double scoring_s) {
+    w.evaluation.asynchronous_scoring = seconds(scoring_s);
+    return evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 1, 1000, 2);
+  };
+  // 0.4 s of scoring hides behind the next 0.564 s: only the last one's 0.4 s shows.
+  EvaluationCost c = cost(0.4);
+  EXPECT_DOUBLE_EQ(c.evaluations, 10);
+  EXPECT_EQ(c.scoring.ps(), milliseconds(400).ps());
+  EXPECT_EQ(c.total.ps(), (milliseconds(640) + milliseconds(400)).ps());
+  // 1 s of scoring falls 0.436 s further behind at each of the 9 evaluations before the last:
+  // 1 + 9 x 0.436 = 4.924 s after the last evaluation.
+  c = cost(1.0);
+  EXPECT_EQ(c.scoring.ps(), milliseconds(4924).ps());
+  EXPECT_EQ(exposed_scoring(seconds(1.0), milliseconds(564), 0).ps(), 0);  // no evaluation, nothing to score
 }
 
 TEST(Evaluation, UntimedEvaluationCostsNothing) {
   const Workload sd = shipped_workload("stable_diffusion");
   const EvaluationCost c =
-      evaluation_cost(sd, testing::layout(testing::simple_platform(), 8, 256), milliseconds(2), 1, 2e6, 256);
+      evaluation_cost(sd, testing::layout(testing::simple_platform(), 8, 256), milliseconds(2), milliseconds(10), 1, 2e6, 256);
   EXPECT_EQ(c.evaluations, 0);
   EXPECT_EQ(c.total.ps(), 0);
 }
