@@ -201,6 +201,25 @@ class Simulation {
     s.sms = kernel_of(active_, s.kernel).width;
   }
 
+  // MIG: each job alone on its instance, whatever the others do.
+  void allocate_partitioned() {
+    for (std::size_t j = 0; j < s_.size(); ++j) {
+      JobState& s = s_[j];
+      if (!s.current && !s.ready.empty()) start_head(j);
+      if (!s.current) {
+        s.rate = 0, s.sms = 0;
+        continue;
+      }
+      const StepKernel& k = kernel_of(j, s.kernel);
+      s.sms = std::min(k.width, d_.partition_sms);
+      s.rate = static_cast<double>(s.sms) / k.width;
+      if (k.memory_bound) {
+        const double wants = k.bytes.value() / to_seconds(k.alone) * s.rate;
+        if (wants > d_.partition_bandwidth.value()) s.rate *= d_.partition_bandwidth.value() / wants;
+      }
+    }
+  }
+
   void allocate_concurrent() {
     std::vector<std::size_t> run;
     for (std::size_t j = 0; j < s_.size(); ++j) {
@@ -238,10 +257,10 @@ class Simulation {
 
   void update() {
     advance();
-    if (d_.mode == DeviceSharing::Mode::exclusive) {
-      allocate_exclusive();
-    } else {
-      allocate_concurrent();
+    switch (d_.mode) {
+      case DeviceSharing::Mode::exclusive: allocate_exclusive(); break;
+      case DeviceSharing::Mode::concurrent: allocate_concurrent(); break;
+      case DeviceSharing::Mode::partitioned: allocate_partitioned(); break;
     }
     for (std::size_t j = 0; j < s_.size(); ++j) {
       JobState& s = s_[j];

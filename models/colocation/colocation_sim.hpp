@@ -10,6 +10,10 @@
 //    each kernel capped at its width (and each client at its thread percentage); a kernel
 //    progresses at (SMs it holds / its width) of its speed alone; memory-bound kernels share the
 //    achievable memory bandwidth when their demands exceed it.
+//  - partitioned (MIG): each resident job owns an instance of `partition_sms` SMs and
+//    `partition_bandwidth` of memory bandwidth; a kernel runs at (min(width, instance SMs) /
+//    width) of its speed alone, memory-bound ones no faster than the instance's bandwidth allows,
+//    and instances never slow each other (only the shared host does).
 // Jobs are admitted `admit` at a time in order (1: sequential; Ray's fractional GPUs: 1/share);
 // each pays its start-up (process, context, framework) on the host before its first launch.
 // Early stopping (ASHA-like, as Ray Tune's ASHAScheduler stops trials): at each milestone, a job
@@ -39,13 +43,15 @@ struct ColocatedJob {
 };
 
 struct DeviceSharing {
-  enum class Mode { exclusive, concurrent } mode = Mode::exclusive;
+  enum class Mode { exclusive, concurrent, partitioned } mode = Mode::exclusive;
   int sms = 1;
   BytesPerSecond memory_bandwidth;  // achievable
   Duration time_slice = microseconds(1024);
   Duration switch_cost = microseconds(50);
   double client_sm_share = 1;  // MPS active thread percentage / 100
   int admit = 1;               // jobs resident at once
+  int partition_sms = 0;                // partitioned: each instance's SMs
+  BytesPerSecond partition_bandwidth;   // ... and its memory bandwidth (achievable)
   double host_cores = 1;
   AcceleratorPower power;
   double reduction = 0;             // early stopping: 0 off, else ASHA's reduction factor (> 1)

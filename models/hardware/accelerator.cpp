@@ -73,9 +73,37 @@ FlopsPerSecond Accelerator::peak_for(const std::string& precision, const config:
   return *rate;
 }
 
+namespace {
+MigGeometry parse_mig(const config::ConfigNode& n, const Accelerator& a) {
+  n.expect_only({"compute_slices", "memory_slices", "sms_per_slice", "profiles"});
+  MigGeometry g;
+  g.compute_slices = n.at("compute_slices").as_count();
+  g.memory_slices = n.at("memory_slices").as_count();
+  const config::ConfigNode sms = n.at("sms_per_slice");
+  g.sms_per_slice = sms.as_count();
+  if (g.sms_per_slice * g.compute_slices > a.compute.parallel_units) {
+    sms.fail("more SMs in the slices than the device has", "compute_slices x sms_per_slice <= compute.parallel_units");
+  }
+  for (const auto& e : n.at("profiles").elements()) {
+    const auto v = e.elements();
+    if (v.size() != 2) e.fail("a profile is [compute slices, memory slices]", "e.g. [1, 1] for A100's 1g.5gb");
+    MigProfile p{static_cast<int>(v[0].as_count()), static_cast<int>(v[1].as_count())};
+    if (p.compute_slices > g.compute_slices || p.memory_slices > g.memory_slices) {
+      e.fail("a profile larger than the device", "at most compute_slices and memory_slices");
+    }
+    if (!g.profiles.empty() && p.compute_slices <= g.profiles.back().compute_slices) {
+      e.fail("profiles must ascend in compute slices");
+    }
+    g.profiles.push_back(p);
+  }
+  if (g.profiles.empty()) n.at("profiles").fail("needs at least one profile");
+  return g;
+}
+}  // namespace
+
 Accelerator parse_accelerator(const config::ConfigNode& n) {
   n.expect_only({"name", "vendor", "aliases", "family", "software_stack", "peak", "memory", "scale_up", "tdp", "idle_power",
-                 "typical_node", "compute"});
+                 "typical_node", "compute", "mig"});
   Accelerator a;
   a.name = n.at("name").as_string();
   a.vendor = n.at("vendor").as_string();
@@ -125,6 +153,7 @@ Accelerator parse_accelerator(const config::ConfigNode& n) {
   if (a.typical_nics > 0) a.typical_nic_bandwidth = node.at("nic_bandwidth").as_positive_bandwidth();
   a.compute = parse_kernel_costs(n.at("compute"), a);
   refresh_measured_ratios(a);
+  if (auto m = n.find("mig")) a.mig = parse_mig(*m, a);
   return a;
 }
 

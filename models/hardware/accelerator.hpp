@@ -13,6 +13,20 @@
 
 namespace sp::models {
 
+/// Multi-Instance GPU: the device splits into instances of whole compute slices (SMs) and memory
+/// slices (capacity, bandwidth and L2), isolated from one another. Profiles are the instance sizes
+/// the driver offers.
+struct MigProfile {
+  int compute_slices = 0;
+  int memory_slices = 0;
+};
+struct MigGeometry {
+  int compute_slices = 0;  // in the whole device
+  int memory_slices = 0;
+  int sms_per_slice = 0;
+  std::vector<MigProfile> profiles;  // ascending compute slices
+};
+
 struct Accelerator {
   std::string name;
   std::string vendor;
@@ -42,6 +56,7 @@ struct Accelerator {
   double efficiency_scale = 1.0;
   /// What its kernels cost (models/compute/kernel_costs.hpp): measured or estimated from its spec.
   KernelCosts compute;
+  std::optional<MigGeometry> mig;  // where it supports MIG
 
   /// The dense rate training at `precision` runs at: that precision's peak, or where the
   /// accelerator has no such mode, the precision it falls back to (fp8 -> bf16 -> fp16; bf16 and

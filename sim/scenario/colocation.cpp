@@ -21,13 +21,30 @@ const char* strategy_name(Strategy s) {
     case Strategy::mps: return "mps";
     case Strategy::fractional: return "fractional";
     case Strategy::fused: return "fused";
+    case Strategy::mig: return "mig";
   }
   return "?";
 }
 
 namespace {
 constexpr Strategy kStrategies[] = {Strategy::sequential, Strategy::time_slicing, Strategy::mps, Strategy::fractional,
-                                    Strategy::fused};
+                                    Strategy::fused, Strategy::mig};
+}  // namespace
+
+std::optional<Strategy> strategy_named(std::string_view name) {
+  for (Strategy x : kStrategies) {
+    if (name == strategy_name(x)) return x;
+  }
+  return std::nullopt;
+}
+
+std::string strategy_names() {
+  std::string out;
+  for (Strategy x : kStrategies) out += (out.empty() ? "" : ", ") + std::string(strategy_name(x));
+  return out;
+}
+
+namespace {
 
 models::SmallWorkload small_workload(const config::ConfigNode& where) {
   const std::string name = where.as_string();
@@ -97,14 +114,18 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
   if (auto st = root.find("strategies")) {
     for (const auto& e : st->elements()) {
       const std::string v = e.as_string();
-      const auto it = std::find_if(std::begin(kStrategies), std::end(kStrategies),
-                                   [&](Strategy x) { return v == strategy_name(x); });
-      if (it == std::end(kStrategies)) e.fail("unknown strategy '" + v + "'", "valid: sequential, time_slicing, mps, fractional, fused");
+      const std::optional<Strategy> it = strategy_named(v);
+      if (!it) e.fail("unknown strategy '" + v + "'", "valid: " + strategy_names());
+      if (*it == Strategy::mig && !s.accelerator.mig) {
+        e.fail(s.accelerator.name + " has no MIG", "MIG needs an accelerator whose hardware file has `mig` (A100)");
+      }
       s.strategies.push_back(*it);
     }
     if (s.strategies.empty()) st->fail("needs at least one strategy");
   } else {
-    s.strategies.assign(std::begin(kStrategies), std::end(kStrategies));
+    for (Strategy x : kStrategies) {
+      if (x != Strategy::mig || s.accelerator.mig) s.strategies.push_back(x);
+    }
   }
   if (auto es = root.find("early_stopping")) {
     es->expect_only({"grace", "reduction", "seed"});
@@ -147,6 +168,14 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
   return s;
 }
 
+std::optional<models::MigProfile> mig_profile(const models::MigGeometry& g, int instances) {
+  std::optional<models::MigProfile> best;
+  for (const models::MigProfile& p : g.profiles) {
+    if (instances * p.compute_slices <= g.compute_slices && instances * p.memory_slices <= g.memory_slices) best = p;
+  }
+  return best;
+}
+
 namespace {
 ColocationPoint run_point(const ColocationSpec& s, int k, Strategy strategy) {
   ColocationPoint p;
@@ -180,6 +209,26 @@ ColocationPoint run_point(const ColocationSpec& s, int k, Strategy strategy) {
       d.admit = std::max(1, static_cast<int>(std::floor(1 / s.fraction + 1e-9)));
       if (s.fractional_mps) d.mode = models::DeviceSharing::Mode::concurrent;
       break;
+    case Strategy::mig: {
+      // K equal instances, the largest profile that K of fit; more jobs than the smallest
+      // profile allows instances wait for one to free.
+      const models::MigGeometry& g = *s.accelerator.mig;
+      const models::MigProfile& least = g.profiles.front();
+      const int most = std::min(g.compute_slices / least.compute_slices, g.memory_slices / least.memory_slices);
+      d.admit = std::min(k, most);
+      const models::MigProfile inst = *mig_profile(g, d.admit);
+      d.mode = models::DeviceSharing::Mode::partitioned;
+      d.partition_sms = inst.compute_slices * g.sms_per_slice;
+      const double memory_share = static_cast<double>(inst.memory_slices) / g.memory_slices;
+      d.partition_bandwidth = d.memory_bandwidth * memory_share;
+      const Bytes instance_memory = s.accelerator.memory_capacity * memory_share;
+      if (per_process > instance_memory) {
+        p.status = "out_of_memory";
+        p.message = fmt::format("{:.1f} GB needed per process, {:.1f} GB in a {}g instance", per_process.value() / 1e9,
+                                instance_memory.value() / 1e9, inst.compute_slices);
+      }
+      break;
+    }
     case Strategy::fused: {
       // As many copies as fit beside one context (HFTA's harness searched the largest B).
       const double per_model = models::training_memory(w, s.batch).value();

@@ -7,7 +7,9 @@
 //    compute enforcement), run under time slicing or MPS;
 //  - fused: HFTA-style, B copies fused into one process (one context, one host thread, one launch
 //    per kernel doing B models' work), as many as fit in memory unless `fused_max` says fewer;
-//    ceil(K / B) fused groups run one after another.
+//    ceil(K / B) fused groups run one after another;
+//  - mig: Multi-Instance GPU, K equal isolated instances (the largest profile K of fit; beyond
+//    the most instances the device has, jobs wait for one to free), each job alone on its own.
 // With `early_stopping`, a hyper-parameter search's ASHA-like scheduler ends the jobs that rank
 // low at its milestones (every strategy but fused).
 // Memory per strategy: a process holds a CUDA context and library workspaces plus its tensors;
@@ -15,7 +17,9 @@
 // out_of_memory, as it would fail on the device.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/colocation/colocation_sim.hpp"
@@ -27,8 +31,14 @@
 
 namespace sp {
 
-enum class Strategy { sequential, time_slicing, mps, fractional, fused };
+enum class Strategy { sequential, time_slicing, mps, fractional, fused, mig };
 const char* strategy_name(Strategy s);
+/// The strategy of that name, if any; and every name, for messages.
+std::optional<Strategy> strategy_named(std::string_view name);
+std::string strategy_names();
+
+/// MIG: the largest profile of which `instances` fit on the device together (none if none do).
+std::optional<models::MigProfile> mig_profile(const models::MigGeometry& g, int instances);
 
 struct ColocationSpec {
   std::string name, description, file;

@@ -54,7 +54,7 @@ output::Table colocation_table(const ColocationSpec& spec, const std::vector<Col
     status.push_back(p.status);
     message.push_back(p.message.empty() ? "-" : p.message);
   }
-  t.columns = {jobs, output::text_column("strategy", "sequential | time_slicing | mps | fractional | fused", strategy),
+  t.columns = {jobs, output::text_column("strategy", "sequential | time_slicing | mps | fractional | fused | mig", strategy),
                resident, memory, makespan, throughput, speedup, mean, busy, sm, switches, energy, per_job, with_host,
                events, output::text_column("status", "ok | out_of_memory | invalid", status),
                output::text_column("message", "why a point has no time", message)};

@@ -29,12 +29,10 @@ output::Table validate_colocation(const std::string& published_csv, const models
     ColocationSpec& s = specs.at(csv.cell(i, "scenario"));
     const auto k = csv.integer(i, "jobs");
     if (!k || *k < 1 || *k > 1024) csv.fail(i, "jobs", "needs a job count between 1 and 1024");
-    const std::string st = csv.cell(i, "strategy");
-    bool known = false;
-    for (Strategy x : {Strategy::sequential, Strategy::time_slicing, Strategy::mps, Strategy::fractional, Strategy::fused}) {
-      if (st == strategy_name(x)) known = true;
-    }
-    if (!known) csv.fail(i, "strategy", "unknown strategy '" + st + "' (valid: sequential, time_slicing, mps, fractional, fused)");
+    const std::optional<Strategy> st = strategy_named(csv.cell(i, "strategy"));
+    if (!st) csv.fail(i, "strategy", "unknown strategy '" + csv.cell(i, "strategy") + "' (valid: " + strategy_names() + ")");
+    if (*st == Strategy::mig && !s.accelerator.mig) csv.fail(i, "strategy", s.accelerator.name + " has no MIG");
+    if (std::find(s.strategies.begin(), s.strategies.end(), *st) == s.strategies.end()) s.strategies.push_back(*st);
     if (std::find(s.jobs.begin(), s.jobs.end(), static_cast<int>(*k)) == s.jobs.end()) s.jobs.push_back(static_cast<int>(*k));
   }
   for (auto& [name, s] : specs) {

@@ -87,6 +87,25 @@ TEST(Colocation, MpsMemoryBoundKernelsShareTheBandwidth) {
               1e-6);
 }
 
+TEST(Colocation, MigInstancesRunAsSmallDevicesAndNeverSlowEachOther) {
+  // Instances of 25 SMs and 0.25 TB/s. A 1 ms kernel 100 SMs wide gets 25 of them: 4 ms, for one
+  // job or two (no interference). A memory-bound 1 ms kernel 20 SMs wide wanting 1 TB/s holds all
+  // its SMs but only a quarter of the bandwidth: 4 ms. Two 1 ms kernels 20 SMs wide run side by
+  // side in their own instances: 1 ms.
+  DeviceSharing d = device(DeviceSharing::Mode::partitioned, 2);
+  d.partition_sms = 25;
+  d.partition_bandwidth = BytesPerSecond(0.25e12);
+  const auto wide = one_kernel(1.0, 100);
+  EXPECT_NEAR(ms(simulate_colocation({job(wide)}, d).makespan), 4.0, 1e-6);
+  EXPECT_NEAR(ms(simulate_colocation({job(wide), job(wide)}, d).makespan), 4.0, 1e-6);
+  const auto streaming = one_kernel(1.0, 20, 1e9, true);
+  EXPECT_NEAR(ms(simulate_colocation({job(streaming)}, d).makespan), 4.0, 1e-6);
+  const auto narrow = one_kernel(1.0, 20);
+  EXPECT_NEAR(ms(simulate_colocation({job(narrow), job(narrow)}, d).makespan), 1.0, 1e-6);
+  // A third job waits for an instance: 1 + 1 ms.
+  EXPECT_NEAR(ms(simulate_colocation({job(narrow), job(narrow), job(narrow)}, d).makespan), 2.0, 1e-6);
+}
+
 TEST(Colocation, HostThreadsStretchWhenCoresRunOut) {
   // Launch-bound jobs: 10 steps of a 1 ms dispatch and a 1 us kernel. Alone: 10 x (1 ms + 1 us).
   // Two of them needing 2 cores each on 2 cores: every dispatch takes twice as long.
