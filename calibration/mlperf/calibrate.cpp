@@ -175,14 +175,17 @@ FitResult calibrate_mlperf(const std::vector<MlperfResult>& rows, const models::
   out.converged = full.converged;
   out.rows_used = pb.rows().size();
   out.calibration = pb.calibration(full);
-  static const char* kinds[] = {"software_efficiency", "evaluation_cost", "stack", "family", "kind"};
+  // Workload parameters as "bert.software_efficiency", software levels as "kind: H200-SXM5-141GB".
   for (const Parameter& q : pb.parameters()) {
-    const int k = static_cast<int>(q.kind);
-    if (q.kind == Parameter::Kind::efficiency) out.parameter_names.push_back(q.name + "." + kinds[k]);
-    else if (q.kind == Parameter::Kind::evaluation_cost) {
-      out.parameter_names.push_back(q.name + "." + models::kEvaluationCosts[static_cast<std::size_t>(q.cost)].calibration_key);
-    } else {
-      out.parameter_names.push_back(std::string(kinds[k]) + ": " + q.name);
+    switch (q.kind) {
+      case Parameter::Kind::efficiency: out.parameter_names.push_back(q.name + ".software_efficiency"); break;
+      case Parameter::Kind::evaluation_cost:
+        out.parameter_names.push_back(q.name + "." +
+                                      models::kEvaluationCosts[static_cast<std::size_t>(q.cost)].calibration_key);
+        break;
+      case Parameter::Kind::stack: out.parameter_names.push_back("stack: " + q.name); break;
+      case Parameter::Kind::family: out.parameter_names.push_back("family: " + q.name); break;
+      case Parameter::Kind::kind: out.parameter_names.push_back("kind: " + q.name); break;
     }
   }
 

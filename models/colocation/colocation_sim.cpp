@@ -52,6 +52,12 @@ class Simulation {
 
  private:
   const StepKernel& kernel_of(std::size_t j, std::size_t k) const { return (*jobs_[j].kernels)[k]; }
+  // The memory bandwidth job j's current kernel would draw at its present rate: its bytes at the
+  // pace it had alone, slowed by the share of its SMs it holds.
+  double bandwidth_wanted(std::size_t j) const {
+    const StepKernel& k = kernel_of(j, s_[j].kernel);
+    return k.bytes.value() / to_seconds(k.alone) * s_[j].rate;
+  }
   bool has_work(std::size_t j) const { return s_[j].current || !s_[j].ready.empty(); }
   bool alive(std::size_t j) const { return s_[j].admitted && !s_[j].done; }
 
@@ -214,7 +220,7 @@ class Simulation {
       s.sms = std::min(k.width, d_.partition_sms);
       s.rate = static_cast<double>(s.sms) / k.width;
       if (k.memory_bound) {
-        const double wants = k.bytes.value() / to_seconds(k.alone) * s.rate;
+        const double wants = bandwidth_wanted(j);
         if (wants > d_.partition_bandwidth.value()) s.rate *= d_.partition_bandwidth.value() / wants;
       }
     }
@@ -242,7 +248,7 @@ class Simulation {
     double demand = 0;
     for (std::size_t j : run) {
       const StepKernel& k = kernel_of(j, s_[j].kernel);
-      if (k.memory_bound) demand += k.bytes.value() / to_seconds(k.alone) * s_[j].rate;
+      if (k.memory_bound) demand += bandwidth_wanted(j);
     }
     if (demand > d_.memory_bandwidth.value()) {
       const double f = d_.memory_bandwidth.value() / demand;
