@@ -53,7 +53,9 @@ ValidationReport predict_left_out(const std::vector<MlperfResult>& rows, const m
 /// The parameter file: provenance (data file and its SHA-256, date, command), the parameters,
 /// the error summaries and the per-row residuals. `fitted_on` is the only line that changes when
 /// the same data is fitted again.
+/// `phases_file` (may be empty): the phase observations the fit also used.
 std::string calibration_yaml(const FitResult& fit, const std::string& data_file, const std::string& data_sha256,
-                             const std::string& command, const std::string& fitted_on);
+                             const std::string& command, const std::string& fitted_on,
+                             const std::string& phases_file = {}, const std::string& phases_sha256 = {});
 
 }  // namespace sp::calibration

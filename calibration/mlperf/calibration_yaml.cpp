@@ -29,14 +29,17 @@ std::string summary(const char* key, const char* what, const ValidationReport& r
 }  // namespace
 
 std::string calibration_yaml(const FitResult& f, const std::string& data_file, const std::string& sha,
-                             const std::string& command, const std::string& fitted_on) {
+                             const std::string& command, const std::string& fitted_on,
+                             const std::string& phases_file, const std::string& phases_sha) {
   const models::Calibration& c = f.calibration;
   std::string y;
   y += "# scalepoint calibration against MLPerf Training results: regenerate with\n";
   y += "#   " + command + "\n";
   y += "# Parameters: calibration/mlperf/fit_problem.hpp says which and why so few.\n";
   y += "provenance:\n";
-  y += fmt::format("  data: \"{}\"\n  data_sha256: \"{}\"\n  fitted_on: \"{}\"\n", data_file, sha, fitted_on);
+  y += fmt::format("  data: \"{}\"\n  data_sha256: \"{}\"\n", data_file, sha);
+  if (!phases_file.empty()) y += fmt::format("  phases: \"{}\"\n  phases_sha256: \"{}\"\n", phases_file, phases_sha);
+  y += fmt::format("  fitted_on: \"{}\"\n", fitted_on);
   y += fmt::format("  rows: {}\n  parameters: {}\n  iterations: {}\n  converged: {}\n", f.rows_used,
                    f.parameter_names.size(), f.iterations, f.converged);
   y += "workloads:  # log_sd: the fit's uncertainty of log(software_efficiency); model_error: held-out spread\n";

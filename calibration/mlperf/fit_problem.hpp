@@ -64,6 +64,8 @@ class FitProblem {
   /// log(predicted / published) of one row at x.
   double log_error(const PreparedRow& r, const Eigen::VectorXd& x,
                    Convergence convergence = Convergence::predicted) const;
+  /// log(model / logs) of each of the row's phase observations at x (observed convergence).
+  std::vector<double> phase_log_errors(const PreparedRow& r, const Eigen::VectorXd& x) const;
 
   struct Fit {
     Eigen::VectorXd x;
@@ -83,6 +85,8 @@ class FitProblem {
  private:
   Eigen::Index add(Parameter p);
   models::Workload with(const PreparedRow& r, const Eigen::VectorXd& x, models::Platform& platform) const;
+  /// The row's residuals at x, in units of their scatter: its time, then its phases.
+  void residuals(const PreparedRow& r, const Eigen::VectorXd& x, double* out) const;
 
   std::vector<PreparedRow> rows_;
   std::vector<Parameter> parameters_;

@@ -17,6 +17,8 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     if (t.has_column("submitter")) r.submitter = t.cell(i, "submitter");
     if (t.has_column("system_name")) r.system_name = t.cell(i, "system_name");
     if (t.has_column("framework")) r.framework = t.cell(i, "framework");
+    if (t.has_column("org_folder")) r.org_folder = t.cell(i, "org_folder");
+    if (t.has_column("system_folder")) r.system_folder = t.cell(i, "system_folder");
     const auto count = [&](const char* column) {
       const auto v = t.integer(i, column);
       if (!v || *v < 1) t.fail(i, column, "needs a count of at least 1");
@@ -52,6 +54,37 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     out.push_back(r);
   }
   return out;
+}
+
+void attach_phases(std::vector<MlperfResult>& results, const config::CsvTable& t) {
+  using Phase = PhaseObservation::Phase;
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    const std::string& name = t.cell(i, "phase");
+    Phase phase;
+    if (name == "evaluation") {
+      phase = Phase::evaluation;
+    } else if (name == "after_last_evaluation") {
+      phase = Phase::after_last_evaluation;
+    } else {
+      t.fail(i, "phase", "'" + name + "' is not a phase (evaluation, after_last_evaluation)");
+    }
+    const auto seconds = t.number(i, "seconds");
+    if (!seconds || !(*seconds > 0)) t.fail(i, "seconds", "needs a positive time in seconds");
+    const auto r = std::find_if(results.begin(), results.end(), [&](const MlperfResult& m) {
+      return m.benchmark == t.cell(i, "benchmark") && m.org_folder == t.cell(i, "org_folder") &&
+             m.system_folder == t.cell(i, "system_folder");
+    });
+    if (r == results.end()) {
+      t.fail(i, "system_folder",
+             "no result row has benchmark '" + t.cell(i, "benchmark") + "', org_folder '" + t.cell(i, "org_folder") +
+                 "' and system_folder '" + t.cell(i, "system_folder") + "'");
+    }
+    auto seen = std::find_if(r->phases.begin(), r->phases.end(), [&](const auto& p) { return p.phase == phase; });
+    if (seen == r->phases.end()) seen = r->phases.insert(r->phases.end(), PhaseObservation{phase, 0, 0, t.line(i)});
+    // A running mean over the runs read.
+    seen->runs += 1;
+    seen->seconds += (*seconds - seen->seconds) / seen->runs;
+  }
 }
 
 void require_times(const std::vector<MlperfResult>& results, const std::string& file) {

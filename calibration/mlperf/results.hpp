@@ -11,6 +11,21 @@
 
 namespace sp::calibration {
 
+/// One phase of a system's runs as its logs time it, beyond the total (calibration/data/mlperf/
+/// phases_v4.1.csv): where the fit cannot tell costs apart from totals alone (an evaluation's
+/// fixed overhead from its share per node, once-per-run scoring from per-evaluation costs), the
+/// logs can. Attached to its result row, so that leaving the row out leaves them out too.
+struct PhaseObservation {
+  enum class Phase {
+    evaluation,            // training stopped for one evaluation (mean over the run's evaluations)
+    after_last_evaluation  // the end of the last evaluation to run_stop (asynchronous scoring)
+  };
+  Phase phase = Phase::evaluation;
+  double seconds = 0;  // mean over the runs read
+  int runs = 0;
+  int line = 0;  // of the first run's row
+};
+
 struct MlperfResult {
   std::size_t row = 0;  // data row in the file (0-based)
   int line = 0;         // line in the file
@@ -27,10 +42,17 @@ struct MlperfResult {
   // it for the rows it fits on, a prediction never does.
   std::optional<double> converged;
   bool converged_in_epochs = false;
+  std::string org_folder, system_folder;  // where its logs are (empty when the table has no such columns)
+  std::vector<PhaseObservation> phases;
 };
 
 /// Reads the columns scalepoint needs; the others stay in `table` for callers that carry them.
 std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& table);
+
+/// Attaches each row of a phases table (benchmark, org_folder, system_folder, phase, seconds) to
+/// the result it times, averaging the runs of one phase; a row matching no result, an unknown
+/// phase or a non-positive time is an InputError naming file, line and column.
+void attach_phases(std::vector<MlperfResult>& results, const config::CsvTable& table);
 
 /// InputError naming `file` when no row has a time to train (nothing to analyse, compare or fit).
 void require_times(const std::vector<MlperfResult>& results, const std::string& file);

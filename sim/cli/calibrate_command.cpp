@@ -37,8 +37,10 @@ int calibrate_mlperf_command(const CalibrateOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   const calibration::PlatformCatalog platforms(catalog);
   const std::string text = config::read_text_file(o.data);
-  const auto rows = calibration::read_mlperf_results(config::CsvTable(text, o.data));
+  auto rows = calibration::read_mlperf_results(config::CsvTable(text, o.data));
   calibration::require_times(rows, o.data);
+  const std::string phases_text = o.phases.empty() ? std::string() : config::read_text_file(o.phases);
+  if (!o.phases.empty()) calibration::attach_phases(rows, config::CsvTable(phases_text, o.phases));
   calibration::CalibrateOptions options{o.loo, o.loko, 100, 1, {}};
   options.progress = [](const std::string& s) { std::fprintf(stderr, "\r\033[K%s", s.c_str()); };
   const calibration::FitResult fit = calibration::calibrate_mlperf(rows, catalog, platforms, options);
@@ -53,11 +55,13 @@ int calibrate_mlperf_command(const CalibrateOptions& o) {
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  const std::string command = "build/scalepoint calibrate mlperf --data " + o.data + " --out " + o.out +
+  const std::string command = "build/scalepoint calibrate mlperf --data " + o.data +
+                              (o.phases.empty() ? "" : " --phases " + o.phases) + " --out " + o.out +
                               (o.loo ? " --loo" : "") + (o.loko ? " --loko" : "");
   const std::filesystem::path out(o.out);
   output::StagedFiles files(out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path());
-  files.write(out.filename().string(), calibration::calibration_yaml(fit, o.data, sha256_hex(text), command, date));
+  files.write(out.filename().string(), calibration::calibration_yaml(fit, o.data, sha256_hex(text), command, date, o.phases,
+                                                                           o.phases.empty() ? "" : sha256_hex(phases_text)));
   files.commit();
 
   std::printf("fitted %zu parameters on %zu rows in %d iterations (%s)\n", fit.parameter_names.size(), fit.rows_used,

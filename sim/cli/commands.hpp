@@ -79,6 +79,7 @@ struct ValidateOptions {
   std::string out_dir;
   bool loo = false;   // refit without each system in turn and predict it
   bool loko = false;  // refit without each accelerator kind in turn and predict it
+  std::string phases; // phase observations from the systems' logs, for the refits (may be empty)
   int samples = 100;
   std::uint64_t seed = 1;
 };
@@ -91,6 +92,7 @@ struct CalibrateOptions {
   std::string out = "calibration/params/mlperf_v4.1.yaml";
   bool loo = false;   // also leave each system out (sets the model error)
   bool loko = false;  // also leave each accelerator kind out
+  std::string phases; // phase observations from the systems' logs (may be empty)
 };
 
 /// `scalepoint calibrate mlperf`: fit the model's free parameters to published times.

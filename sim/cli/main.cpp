@@ -90,6 +90,8 @@ int main(int argc, char** argv) {
   validate_cmd->add_flag("--loko", validate.loko,
                          "refit without each accelerator kind in turn and predict it (files mlperf_loko_*)")
       ->excludes(validate_loo);
+  validate_cmd->add_option("--phases", validate.phases,
+                           "phase timings from the systems' logs the refits also fit (calibration/data/mlperf/phases_v4.1.csv)");
   validate_cmd->add_option("--samples", validate.samples, "Monte Carlo replicates for p10/p90")->capture_default_str();
   validate_cmd->add_option("--seed", validate.seed, "random seed")->capture_default_str();
 
@@ -110,6 +112,8 @@ int main(int argc, char** argv) {
   calibrate_mlperf->add_option("--out,-o", calibrate.out, "parameter file")->capture_default_str();
   calibrate_mlperf->add_flag("--loo", calibrate.loo, "also leave each system out in turn (minutes), and set the model error");
   calibrate_mlperf->add_flag("--loko", calibrate.loko, "also leave each accelerator kind out in turn");
+  calibrate_mlperf->add_option("--phases", calibrate.phases,
+                               "phase timings from the systems' logs to fit as well (calibration/data/mlperf/phases_v4.1.csv)");
   sp::cli::CalibratePowerOptions power;
   CLI::App* calibrate_power = calibrate_cmd->add_subcommand("power", "fit the power model to MLPerf Power energies");
   calibrate_power->add_option("--data", power.data, "MLPerf Power CSV (calibration/data/mlperf/power_v4.1.csv)")->required();

@@ -70,8 +70,9 @@ int predict_command(const PredictOptions& o) {
 int validate_command(const ValidateOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   const calibration::PlatformCatalog platforms(catalog);
-  const auto rows = calibration::read_mlperf_results(config::CsvTable::read(o.data));
+  auto rows = calibration::read_mlperf_results(config::CsvTable::read(o.data));
   calibration::require_times(rows, o.data);
+  if (!o.phases.empty()) calibration::attach_phases(rows, config::CsvTable::read(o.phases));
   calibration::ValidationReport rep;
   if (o.loo || o.loko) {
     calibration::CalibrateOptions options{o.loo, o.loko, o.samples, o.seed, {}};

@@ -3,12 +3,15 @@
 // node resizing, rows it cannot model) by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iterator>
 
 #include "calibration/fit/levenberg_marquardt.hpp"
 #include "calibration/mlperf/calibrate.hpp"
+#include "calibration/mlperf/fit_problem.hpp"
+#include "sim/core/error.hpp"
 #include "sim/config/loader.hpp"
 
 namespace sp::calibration {
@@ -16,7 +19,14 @@ namespace sp::calibration {
 namespace {
 const std::string kData = std::string(SP_SOURCE_DIR) + "/calibration/data/mlperf/results_v4.1.csv";
 
-std::vector<MlperfResult> v41() { return read_mlperf_results(config::CsvTable::read(kData)); }
+const std::string kPhases = std::string(SP_SOURCE_DIR) + "/calibration/data/mlperf/phases_v4.1.csv";
+
+// The committed data as `calibrate mlperf --phases` reads it: the rows and their logs' phases.
+std::vector<MlperfResult> v41() {
+  std::vector<MlperfResult> rows = read_mlperf_results(config::CsvTable::read(kData));
+  attach_phases(rows, config::CsvTable::read(kPhases));
+  return rows;
+}
 
 const models::Catalog& catalog() {
   static const models::Catalog c(std::filesystem::path(SP_SOURCE_DIR) / "models");
@@ -124,7 +134,13 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
   truth.workloads["bert"].software_efficiency = 1.3;
   truth.workloads["llama2_70b_lora"].software_efficiency = 1.1;
   truth.workloads["retinanet"].software_efficiency = 1.8;
-  truth.workloads["retinanet"].cost("evaluation_overhead") = seconds(2.0);
+  // RetinaNet's evaluation costs away from the file's prior centres (1 s, 30 s, 5 s): every row
+  // but one converges after 4-5 evaluations, so only the phases its logs time (regenerated
+  // below from the truth) tell a fixed cost per evaluation from its share per node and from
+  // the scoring once per run.
+  truth.workloads["retinanet"].cost("evaluation_overhead") = seconds(0.4);
+  truth.workloads["retinanet"].cost("host_work") = seconds(18.0);
+  truth.workloads["retinanet"].cost("evaluation_scoring") = seconds(3.0);
   truth.workloads["stable_diffusion"].software_efficiency = 1.6;
   truth.stacks["tinygrad"] = {std::log(0.3), 0};
   truth.stacks["jax"] = {std::log(0.8), 0};
@@ -147,17 +163,83 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
         r.converged ? *r.converged * (r.converged_in_epochs ? static_cast<double>(w.train_samples) : 1.0)
                     : p.estimate.convergence.mean_samples;
     r.time_to_train_min = to_seconds(models::time_to_train_at(p.estimate, w, samples)) / 60;
+    const models::EvaluationCost ev =
+        models::evaluation_cost(w, p.estimate.layout, p.estimate.step.forward_per_micro_batch, p.estimate.step.step,
+                                p.estimate.nodes, samples, p.global_batch);
+    for (PhaseObservation& o : r.phases) {
+      o.seconds = to_seconds(o.phase == PhaseObservation::Phase::evaluation ? ev.each : ev.scoring);
+    }
   }
   const FitResult fit = calibrate_mlperf(rows, catalog(), platforms, CalibrateOptions{});
   for (const auto& [name, c] : truth.workloads) {
     EXPECT_NEAR(fit.calibration.workloads.at(name).software_efficiency / c.software_efficiency, 1, 0.02) << name;
   }
-  EXPECT_NEAR(to_seconds(*fit.calibration.workloads.at("retinanet").cost("evaluation_overhead")), 2.0, 0.2);
+  const models::WorkloadCurve& retinanet = fit.calibration.workloads.at("retinanet");
+  EXPECT_NEAR(to_seconds(*retinanet.cost("evaluation_overhead")), 0.4, 0.04);
+  EXPECT_NEAR(to_seconds(*retinanet.cost("host_work")), 18.0, 1.0);
+  EXPECT_NEAR(to_seconds(*retinanet.cost("evaluation_scoring")), 3.0, 0.15);
   for (const MlperfResult& r : v41()) {
     const models::Accelerator a = *catalog().find_accelerator(r.accelerator);
     const std::string stack = models::software_stack_of(r.framework, a);
     EXPECT_NEAR(fit.calibration.software(a, stack).scale / truth.software(a, stack).scale, 1, 0.02) << a.name;
   }
+}
+
+TEST(Phases, RunsAverageAndBadRowsAreNamed) {
+  std::vector<MlperfResult> rows(1);
+  rows[0].benchmark = "retinanet";
+  rows[0].org_folder = "NVIDIA";
+  rows[0].system_folder = "eos";
+  const std::string header = "benchmark,org_folder,system_folder,phase,seconds\n";
+  // Two runs' evaluations (0.5 s and 0.4 s) average to 0.45 s; the scoring phase is its own.
+  attach_phases(rows, config::CsvTable(header + "retinanet,NVIDIA,eos,evaluation,0.5\n"
+                                                "retinanet,NVIDIA,eos,after_last_evaluation,3\n"
+                                                "retinanet,NVIDIA,eos,evaluation,0.4\n",
+                                       "phases.csv"));
+  ASSERT_EQ(rows[0].phases.size(), 2u);
+  EXPECT_EQ(rows[0].phases[0].phase, PhaseObservation::Phase::evaluation);
+  EXPECT_DOUBLE_EQ(rows[0].phases[0].seconds, 0.45);
+  EXPECT_EQ(rows[0].phases[0].runs, 2);
+  EXPECT_EQ(rows[0].phases[0].line, 2);
+  EXPECT_DOUBLE_EQ(rows[0].phases[1].seconds, 3.0);
+  const auto error_of = [&](const std::string& line) {
+    try {
+      attach_phases(rows, config::CsvTable(header + line, "phases.csv"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of("retinanet,NVIDIA,eos,warmup,1\n").find("phases.csv:2"), std::string::npos);
+  EXPECT_NE(error_of("retinanet,NVIDIA,eos,warmup,1\n").find("'warmup' is not a phase"), std::string::npos);
+  EXPECT_NE(error_of("retinanet,NVIDIA,eos,evaluation,0\n").find("seconds"), std::string::npos);
+  EXPECT_NE(error_of("bert,NVIDIA,eos,evaluation,1\n").find("no result row has benchmark 'bert'"), std::string::npos);
+}
+
+TEST(Calibrate, PhaseResidualsCompareTheModelsPhasesWithTheLogs) {
+  // RetinaNet on 316 DGX H100 (2,528 GPUs): the residual of each phase is log(model / logs), with
+  // the model's evaluation as EvaluationCost::each and the time after the last one as its
+  // exposed scoring, S + (k - 1) max(0, S - between), at the runs' observed convergence.
+  std::vector<std::string> skipped;
+  const PlatformCatalog platforms(catalog());
+  const FitProblem pb(v41(), catalog(), platforms, skipped);
+  const auto row = std::find_if(pb.rows().begin(), pb.rows().end(), [](const PreparedRow& r) {
+    return r.row.benchmark == "retinanet" && r.row.accelerators == 2528;
+  });
+  ASSERT_NE(row, pb.rows().end());
+  ASSERT_EQ(row->row.phases.size(), 2u);
+  const Eigen::VectorXd x = pb.prior();
+  const std::vector<double> got = pb.phase_log_errors(*row, x);
+  // The file's values at the prior: overhead 1 s, host work 30 s over 316 nodes, scoring 5 s.
+  const models::TrainingEstimate e = models::estimate_training(row->workload, row->platform, 2528, row->gbs, row->spec);
+  const double each = to_seconds(scale(e.step.forward_per_micro_batch, 10.0) +
+                                 scale(row->workload.evaluation.batch_overhead, 10.0)) + 1.0 + 30.0 / 316;
+  // 24,781 images over 2,528 replicas: 10 per replica, one per micro-batch.
+  EXPECT_NEAR(got[0], std::log(each / row->row.phases[0].seconds), 1e-9);
+  const double epochs = row->converged_samples / row->workload.train_samples;
+  const double between = to_seconds(e.step.step) * 1170301.0 / 2528 + each;
+  const double scoring = 5.0 + (epochs - 1) * std::max(0.0, 5.0 - between);
+  EXPECT_NEAR(got[1], std::log(scoring / row->row.phases[1].seconds), 1e-9);
 }
 
 TEST(Calibrate, SoftwareEfficiencyComesFromTheDeepestLevelSeen) {

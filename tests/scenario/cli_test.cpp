@@ -351,3 +351,23 @@ TEST(Cli, FitsOnTooFewPointsWarn) {
   EXPECT_NE(m.output.find("one.csv: 1 rows for "), std::string::npos) << m.output;
   EXPECT_NE(m.output.find("the fit rests on its priors"), std::string::npos) << m.output;
 }
+
+TEST(Cli, APhaseOfNoPublishedRowExitsWithTwoAndWritesNothing) {
+  // The second data row of a phases file names a system the results file does not have.
+  const fs::path dir = fresh_dir("phases");
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "phases.csv");
+    out << "benchmark,org_folder,system_folder,result_file,phase,seconds\n"
+        << "retinanet,NVIDIA,eos_n316_ngc24.04_pytorch,result_0.txt,evaluation,0.5\n"
+        << "retinanet,NVIDIA,eos_n999_pytorch,result_0.txt,evaluation,0.5\n";
+  }
+  const RunResult r = run("calibrate mlperf --data " + std::string(SP_SOURCE_DIR) +
+                          "/calibration/data/mlperf/results_v4.1.csv --phases " + (dir / "phases.csv").string() +
+                          " --out " + (dir / "m.yaml").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("phases.csv:3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("system_folder"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("'eos_n999_pytorch'"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "m.yaml"));
+}
