@@ -142,8 +142,15 @@ double modelled_phase(const models::TrainingEstimate& e, const models::Workload&
 }
 }  // namespace
 
+namespace {
+std::size_t fitted_phases(const PreparedRow& r) {
+  return static_cast<std::size_t>(
+      std::count_if(r.row.phases.begin(), r.row.phases.end(), [](const auto& o) { return fitted(o.phase); }));
+}
+}  // namespace
+
 std::vector<double> FitProblem::phase_log_errors(const PreparedRow& r, const Eigen::VectorXd& x) const {
-  std::vector<double> out(1 + r.row.phases.size());
+  std::vector<double> out(1 + fitted_phases(r));
   residuals(r, x, out.data());
   out.erase(out.begin());
   for (double& v : out) v *= kPhaseSd;
@@ -157,9 +164,9 @@ void FitProblem::residuals(const PreparedRow& r, const Eigen::VectorXd& x, doubl
   const double samples = r.converged_samples > 0 ? r.converged_samples : e.convergence.mean_samples;
   const Duration t = r.converged_samples > 0 ? models::time_to_train_at(e, w, samples) : e.time_to_train;
   out[0] = std::log(to_seconds(t) / 60.0 / *r.row.time_to_train_min) / kObservationSd;
-  for (std::size_t k = 0; k < r.row.phases.size(); ++k) {
-    const PhaseObservation& o = r.row.phases[k];
-    out[1 + k] = std::log(modelled_phase(e, w, samples, o.phase) / o.seconds) / kPhaseSd;
+  std::size_t k = 1;
+  for (const PhaseObservation& o : r.row.phases) {
+    if (fitted(o.phase)) out[k++] = std::log(modelled_phase(e, w, samples, o.phase) / o.seconds) / kPhaseSd;
   }
 }
 
@@ -177,7 +184,7 @@ FitProblem::Fit FitProblem::fit(const std::vector<std::size_t>& use, Eigen::Vect
   // Each row contributes its time and its phases; offsets[i] is where row i's residuals start.
   std::vector<Eigen::Index> offsets(use.size() + 1, 0);
   for (std::size_t i = 0; i < use.size(); ++i) {
-    offsets[i + 1] = offsets[i] + 1 + static_cast<Eigen::Index>(rows_[use[i]].row.phases.size());
+    offsets[i + 1] = offsets[i] + 1 + static_cast<Eigen::Index>(fitted_phases(rows_[use[i]]));
   }
   const Eigen::Index m = offsets.back();
   const auto residual_vector = [&](const Eigen::VectorXd& x) {

@@ -64,7 +64,7 @@ class FitProblem {
   /// log(predicted / published) of one row at x.
   double log_error(const PreparedRow& r, const Eigen::VectorXd& x,
                    Convergence convergence = Convergence::predicted) const;
-  /// log(model / logs) of each of the row's phase observations at x (observed convergence).
+  /// log(model / logs) of each of the row's fitted phase observations at x (observed convergence).
   std::vector<double> phase_log_errors(const PreparedRow& r, const Eigen::VectorXd& x) const;
 
   struct Fit {

@@ -65,8 +65,10 @@ void attach_phases(std::vector<MlperfResult>& results, const config::CsvTable& t
       phase = Phase::evaluation;
     } else if (name == "after_last_evaluation") {
       phase = Phase::after_last_evaluation;
+    } else if (name == "training_step") {
+      phase = Phase::training_step;
     } else {
-      t.fail(i, "phase", "'" + name + "' is not a phase (evaluation, after_last_evaluation)");
+      t.fail(i, "phase", "'" + name + "' is not a phase (evaluation, after_last_evaluation, training_step)");
     }
     const auto seconds = t.number(i, "seconds");
     if (!seconds || !(*seconds > 0)) t.fail(i, "seconds", "needs a positive time in seconds");

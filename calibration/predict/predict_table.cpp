@@ -158,6 +158,33 @@ output::Table validation_table(const ValidationReport& rep) {
   return t;
 }
 
+output::Table step_table(const ValidationReport& rep) {
+  std::vector<std::string> bench, system, kind;
+  output::Column n{"accelerators", "count", "N", true, {}, {}};
+  output::Column per{"per_accelerator_batch", "samples", "global batch / N", false, {}, {}};
+  output::Column logged{"logged_step_ms", "ms", "training step between evaluations, from the result logs", false, {}, {}};
+  output::Column model{"model_step_ms", "ms", "the simulated step, stragglers included", false, {}, {}};
+  output::Column err{"error", "1", "model / logged - 1", false, {}, {}};
+  for (const auto& r : rep.rows) {
+    for (const PhaseObservation& o : r.row.phases) {
+      if (o.phase != PhaseObservation::Phase::training_step) continue;
+      const double step_s = to_seconds(r.prediction.estimate.step.step);
+      bench.push_back(r.row.benchmark);
+      system.push_back(r.row.submitter + " " + r.row.system_name);
+      kind.push_back(r.prediction.kind);
+      n.values.push_back(r.row.accelerators);
+      per.values.push_back(r.prediction.estimate.per_accelerator_batch);
+      logged.values.push_back(1e3 * o.seconds);
+      model.values.push_back(1e3 * step_s);
+      err.values.push_back(step_s / o.seconds - 1);
+    }
+  }
+  output::Table t;
+  t.columns = {output::text_column("benchmark", "", bench), output::text_column("system", "", system),
+               output::text_column("kind", "catalog kind", kind), n, per, logged, model, err};
+  return t;
+}
+
 output::Table summary_table(const ValidationReport& rep) {
   std::vector<std::string> group;
   output::Column rows{"rows", "count", "", true, {}, {}};

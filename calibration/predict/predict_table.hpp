@@ -49,5 +49,8 @@ ValidationReport summarise(std::vector<ValidationRow> rows, std::vector<std::str
 
 output::Table validation_table(const ValidationReport& report);
 output::Table summary_table(const ValidationReport& report);
+/// The model's training step against the step the row's logs time (phase training_step), for
+/// every row that has one: what the totals cannot show, the step alone at each scale.
+output::Table step_table(const ValidationReport& report);
 
 }  // namespace sp::calibration

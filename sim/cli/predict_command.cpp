@@ -45,6 +45,38 @@ bool plot_validation(const std::filesystem::path& png, const calibration::Valida
   return output::run_gnuplot(script, png.parent_path());
 }
 
+// The simulated step against the logged one by samples per accelerator, one colour per
+// benchmark: the step's error where the totals hide it (output::Table from step_table).
+bool plot_steps(const std::filesystem::path& png, const output::Table& steps) {
+  static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd"};
+  const auto& bench = steps.column("benchmark").text;
+  std::vector<std::string> names;
+  for (const auto& b : bench) {
+    if (std::find(names.begin(), names.end(), b) == names.end()) names.push_back(b);
+  }
+  std::string data, plots = "0 notitle lc rgb '#888888'";
+  for (std::size_t b = 0; b < names.size(); ++b) {
+    data += fmt::format("$b{} << EOD\n", b);
+    for (std::size_t i = 0; i < steps.rows(); ++i) {
+      if (bench[i] != names[b]) continue;
+      data += fmt::format("{} {} \"{} {}\"\n", steps.column("per_accelerator_batch").values[i],
+                          100 * steps.column("error").values[i], steps.column("accelerators").values[i],
+                          steps.column("kind").text[i]);
+    }
+    data += "EOD\n";
+    plots += fmt::format(", $b{} using 1:2 title '{}' with points pt 7 ps 1.3 lc rgb '{}'"
+                         ", $b{} using 1:2:3 notitle with labels offset 0,1 font 'sans,8'",
+                         b, names[b], colours[b % 5], b);
+  }
+  const std::string script = fmt::format(
+      "set terminal pngcairo noenhanced size 760,520 font 'sans,11'\nset output '{}'\n{}"
+      "set logscale x\nset grid\nset key bottom right\nset xrange [0.5:300]\n"
+      "set xlabel 'samples per accelerator per step'\nset ylabel 'simulated / logged training step - 1 (%)'\n"
+      "set title 'training step against the MLPerf v4.1 result logs'\nplot {}\n",
+      png.string(), data, plots);
+  return output::run_gnuplot(script, png.parent_path());
+}
+
 calibration::SystemModelInputs inputs(const models::Catalog& catalog, const calibration::PlatformCatalog& platforms,
                                       int samples, std::uint64_t seed) {
   return calibration::SystemModelInputs{catalog, platforms, models::default_calibration(), samples, seed};
@@ -89,6 +121,13 @@ int validate_command(const ValidateOptions& o) {
   output::StagedFiles files(dir);
   files.write(stem + "_rows.csv", output::to_csv(calibration::validation_table(rep)));
   files.write(stem + "_summary.csv", output::to_csv(calibration::summary_table(rep)));
+  const output::Table steps = calibration::step_table(rep);
+  bool steps_plotted = false;
+  if (steps.rows() > 0) {
+    files.write(stem + "_steps.csv", output::to_csv(steps));
+    steps_plotted = plot_steps(files.stage(stem + "_steps.png"), steps);
+    if (!steps_plotted) files.drop(stem + "_steps.png");
+  }
   const bool plotted = plot_validation(files.stage(stem + ".png"), rep,
                                       o.loo    ? "scalepoint against MLPerf Training, each system left out of the fit"
                                       : o.loko ? "scalepoint against MLPerf Training, each accelerator kind left out"
@@ -112,9 +151,20 @@ int validate_command(const ValidateOptions& o) {
                 to_seconds(r.prediction.estimate.time_to_train) / 60, r.row.submitter.c_str(),
                 r.row.system_name.c_str());
   }
+  if (steps.rows() > 0) {
+    std::printf("\ntraining steps against the logs (ms):\n");
+    for (std::size_t i = 0; i < steps.rows(); ++i) {
+      std::printf("  %-16s %5.0f x %-22s %6.1f per accelerator  logged %8.2f model %8.2f  %+6.1f%%  %s\n",
+                  steps.column("benchmark").text[i].c_str(), steps.column("accelerators").values[i],
+                  steps.column("kind").text[i].c_str(), steps.column("per_accelerator_batch").values[i],
+                  steps.column("logged_step_ms").values[i], steps.column("model_step_ms").values[i],
+                  100 * steps.column("error").values[i], steps.column("system").text[i].c_str());
+    }
+  }
   for (const auto& s : rep.skipped) std::printf("skipped %s\n", s.c_str());
-  std::printf("wrote %s/{%s_rows.csv,%s_summary.csv%s}\n", dir.string().c_str(), stem.c_str(), stem.c_str(),
-              plotted ? (","+ stem + ".png").c_str() : "");
+  std::printf("wrote %s/{%s_rows.csv,%s_summary.csv%s%s%s}\n", dir.string().c_str(), stem.c_str(), stem.c_str(),
+              steps.rows() > 0 ? (","+ stem + "_steps.csv").c_str() : "",
+              steps_plotted ? (","+ stem + "_steps.png").c_str() : "", plotted ? (","+ stem + ".png").c_str() : "");
   return 0;
 }
 

@@ -227,9 +227,12 @@ TEST(Calibrate, PhaseResidualsCompareTheModelsPhasesWithTheLogs) {
     return r.row.benchmark == "retinanet" && r.row.accelerators == 2528;
   });
   ASSERT_NE(row, pb.rows().end());
-  ASSERT_EQ(row->row.phases.size(), 2u);
+  // Its logs time three phases; the training step is compared in `validate`, not fitted.
+  ASSERT_EQ(row->row.phases.size(), 3u);
+  EXPECT_EQ(row->row.phases[2].phase, PhaseObservation::Phase::training_step);
   const Eigen::VectorXd x = pb.prior();
   const std::vector<double> got = pb.phase_log_errors(*row, x);
+  ASSERT_EQ(got.size(), 2u);
   // The file's values at the prior: overhead 1 s, host work 30 s over 316 nodes, scoring 5 s.
   const models::TrainingEstimate e = models::estimate_training(row->workload, row->platform, 2528, row->gbs, row->spec);
   const double each = to_seconds(scale(e.step.forward_per_micro_batch, 10.0) +
@@ -240,6 +243,31 @@ TEST(Calibrate, PhaseResidualsCompareTheModelsPhasesWithTheLogs) {
   const double between = to_seconds(e.step.step) * 1170301.0 / 2528 + each;
   const double scoring = 5.0 + (epochs - 1) * std::max(0.0, 5.0 - between);
   EXPECT_NEAR(got[1], std::log(scoring / row->row.phases[1].seconds), 1e-9);
+}
+
+TEST(Validate, StepTableComparesTheSimulatedStepWithTheLoggedOne) {
+  // One row whose logs time a 9.79 ms step, simulated at 7.23 ms: error 7.23 / 9.79 - 1 = -0.2615;
+  // its other phases and a row without a logged step add nothing to the table.
+  ValidationReport rep;
+  ValidationRow a;
+  a.row.benchmark = "retinanet";
+  a.row.submitter = "NVIDIA";
+  a.row.system_name = "Eos_n316";
+  a.row.accelerators = 2528;
+  a.row.phases = {{PhaseObservation::Phase::evaluation, 0.47, 2, 2},
+                  {PhaseObservation::Phase::training_step, 0.00979, 2, 30}};
+  a.prediction.kind = "H100-SXM5-80GB";
+  a.prediction.estimate.per_accelerator_batch = 1;
+  a.prediction.estimate.step.step = seconds(0.00723);
+  ValidationRow b = a;
+  b.row.phases.clear();
+  rep.rows = {a, b};
+  const output::Table t = step_table(rep);
+  ASSERT_EQ(t.rows(), 1u);
+  EXPECT_EQ(t.column("system").text[0], "NVIDIA Eos_n316");
+  EXPECT_DOUBLE_EQ(t.column("logged_step_ms").values[0], 9.79);
+  EXPECT_NEAR(t.column("model_step_ms").values[0], 7.23, 1e-9);
+  EXPECT_NEAR(t.column("error").values[0], 7.23 / 9.79 - 1, 1e-12);
 }
 
 TEST(Calibrate, SoftwareEfficiencyComesFromTheDeepestLevelSeen) {
