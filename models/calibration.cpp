@@ -33,6 +33,7 @@ void Calibration::apply(Workload& w) const {
     for (std::size_t k = 0; k < kEvaluationCosts.size(); ++k) {
       if (const auto& v = it->second.evaluation_costs[k]) w.evaluation.*kEvaluationCosts[k].member = *v;
     }
+    if (const auto& v = it->second.host_per_step) w.host_per_step = *v;
   }
   if (!scale_error.empty()) w.model_error_by_scale = scale_error;
 }
@@ -113,7 +114,7 @@ Calibration parse_calibration(const config::ConfigNode& n) {
   }
   if (auto ws = n.find("workloads")) {
     for (const auto& [name, v] : ws->entries()) {
-      std::vector<std::string> keys{"software_efficiency", "log_sd", "model_error"};
+      std::vector<std::string> keys{"software_efficiency", "log_sd", "model_error", "host_per_step"};
       for (const EvaluationCostField& f : kEvaluationCosts) keys.emplace_back(f.calibration_key);
       v.expect_only(keys);
       WorkloadCurve w;
@@ -123,6 +124,7 @@ Calibration parse_calibration(const config::ConfigNode& n) {
       for (std::size_t k = 0; k < kEvaluationCosts.size(); ++k) {
         if (auto x = v.find(kEvaluationCosts[k].calibration_key)) w.evaluation_costs[k] = x->as_nonnegative_duration();
       }
+      if (auto x = v.find("host_per_step")) w.host_per_step = x->as_nonnegative_duration();
       c.workloads[name] = w;
     }
   }

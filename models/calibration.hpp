@@ -30,6 +30,7 @@ struct WorkloadCurve {
   double model_error = 0;   // log-space spread of the model's held-out errors (prediction intervals)
   // Fitted where the workload file has them, in kEvaluationCosts' order.
   std::array<std::optional<Duration>, kEvaluationCosts.size()> evaluation_costs;
+  std::optional<Duration> host_per_step;  // fitted where the workload file sets it
 
   std::optional<Duration>& cost(std::string_view calibration_key);
   const std::optional<Duration>& cost(std::string_view calibration_key) const;

@@ -51,6 +51,7 @@ std::string calibration_yaml(const FitResult& f, const std::string& data_file, c
         y += fmt::format(", {}: \"{:.6g} s\"", models::kEvaluationCosts[k].calibration_key, to_seconds(*v));
       }
     }
+    if (w.host_per_step) y += fmt::format(", host_per_step: \"{:.6g} s\"", to_seconds(*w.host_per_step));
     y += "}\n";
   }
   y += "model_error_by_scale:  # over all workloads, by range of N\n";

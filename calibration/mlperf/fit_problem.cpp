@@ -82,6 +82,10 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
       p.deps.push_back(add({K::evaluation_cost, p.workload.name, w, std::log(to_seconds(v)), kWorkloadPriorSd,
                             static_cast<int>(k)}));
     }
+    if (p.workload.host_per_step > Duration{}) {
+      p.deps.push_back(
+          add({K::host_per_step, p.workload.name, w, std::log(to_seconds(p.workload.host_per_step)), kWorkloadPriorSd}));
+    }
     const std::string family = a.family + "/" + p.stack;
     const auto level = [&](K kind, const std::string& key, const std::string& reference, double spread) {
       if (key == reference) return;
@@ -112,6 +116,7 @@ models::Workload FitProblem::with(const PreparedRow& r, const Eigen::VectorXd& x
       case Parameter::Kind::evaluation_cost:
         w.evaluation.*models::kEvaluationCosts[static_cast<std::size_t>(q.cost)].member = seconds(std::exp(x[i]));
         break;
+      case Parameter::Kind::host_per_step: w.host_per_step = seconds(std::exp(x[i])); break;
       default: log_scale += x[i];
     }
   }
@@ -137,20 +142,15 @@ double modelled_phase(const models::TrainingEstimate& e, const models::Workload&
   const models::EvaluationCost c = models::evaluation_cost(w, e.layout, e.step.forward_per_micro_batch, e.step.step,
                                                            e.nodes, samples, e.global_batch);
   // A phase the model has no share of (no asynchronous scoring) weighs as a 1 ms one.
-  const Duration d = phase == PhaseObservation::Phase::evaluation ? c.each : c.scoring;
+  const Duration d = phase == PhaseObservation::Phase::evaluation              ? c.each
+                     : phase == PhaseObservation::Phase::after_last_evaluation ? c.scoring
+                                                                               : e.step.step;
   return std::max(1e-3, to_seconds(d));
 }
 }  // namespace
 
-namespace {
-std::size_t fitted_phases(const PreparedRow& r) {
-  return static_cast<std::size_t>(
-      std::count_if(r.row.phases.begin(), r.row.phases.end(), [](const auto& o) { return fitted(o.phase); }));
-}
-}  // namespace
-
 std::vector<double> FitProblem::phase_log_errors(const PreparedRow& r, const Eigen::VectorXd& x) const {
-  std::vector<double> out(1 + fitted_phases(r));
+  std::vector<double> out(1 + r.row.phases.size());
   residuals(r, x, out.data());
   out.erase(out.begin());
   for (double& v : out) v *= kPhaseSd;
@@ -164,9 +164,9 @@ void FitProblem::residuals(const PreparedRow& r, const Eigen::VectorXd& x, doubl
   const double samples = r.converged_samples > 0 ? r.converged_samples : e.convergence.mean_samples;
   const Duration t = r.converged_samples > 0 ? models::time_to_train_at(e, w, samples) : e.time_to_train;
   out[0] = std::log(to_seconds(t) / 60.0 / *r.row.time_to_train_min) / kObservationSd;
-  std::size_t k = 1;
-  for (const PhaseObservation& o : r.row.phases) {
-    if (fitted(o.phase)) out[k++] = std::log(modelled_phase(e, w, samples, o.phase) / o.seconds) / kPhaseSd;
+  for (std::size_t k = 0; k < r.row.phases.size(); ++k) {
+    const PhaseObservation& o = r.row.phases[k];
+    out[1 + k] = std::log(modelled_phase(e, w, samples, o.phase) / o.seconds) / kPhaseSd;
   }
 }
 
@@ -184,7 +184,7 @@ FitProblem::Fit FitProblem::fit(const std::vector<std::size_t>& use, Eigen::Vect
   // Each row contributes its time and its phases; offsets[i] is where row i's residuals start.
   std::vector<Eigen::Index> offsets(use.size() + 1, 0);
   for (std::size_t i = 0; i < use.size(); ++i) {
-    offsets[i + 1] = offsets[i] + 1 + static_cast<Eigen::Index>(fitted_phases(rows_[use[i]]));
+    offsets[i + 1] = offsets[i] + 1 + static_cast<Eigen::Index>(rows_[use[i]].row.phases.size());
   }
   const Eigen::Index m = offsets.back();
   const auto residual_vector = [&](const Eigen::VectorXd& x) {
@@ -260,6 +260,7 @@ models::Calibration FitProblem::calibration(const Fit& f) const {
     if (q.kind == Parameter::Kind::evaluation_cost) {
       c.workloads[q.name].evaluation_costs[static_cast<std::size_t>(q.cost)] = seconds(std::exp(f.x[i]));
     }
+    if (q.kind == Parameter::Kind::host_per_step) c.workloads[q.name].host_per_step = seconds(std::exp(f.x[i]));
   }
   // A level's uncertainty is that of the sum of the levels down to it (they are correlated: one
   // row on a new stack cannot say which of stack, family or kind is slow).

@@ -3,8 +3,8 @@
 // weak prior per parameter. Parameters, each physical and bounded by its transform:
 //  - per workload, software_efficiency within the file's plausible range (a logistic on the log
 //    scale): how fast its MLPerf implementation runs relative to its ops as described;
-//  - per workload, the per-evaluation overhead, per-evaluation-batch overhead and host work where
-//    its file has them (log):
+//  - per workload, the per-evaluation overhead, per-evaluation-batch overhead, host work,
+//    asynchronous scoring and host time per training step where its file has them (log):
 //    quantities once read off single rows, now fitted so that a row left out leaves them out too;
 //  - per software stack, architecture family on a stack, and accelerator kind with rows (log):
 //    the software efficiency beyond what kernel costs explain, relative to NVIDIA on Hopper, with
@@ -25,7 +25,7 @@
 namespace sp::calibration {
 
 struct Parameter {
-  enum class Kind { efficiency, evaluation_cost, stack, family, kind } kind;
+  enum class Kind { efficiency, evaluation_cost, host_per_step, stack, family, kind } kind;
   std::string name;   // workload or level key
   int workload = -1;  // for the workload's parameters
   double prior = 0;   // centre, in the transformed space
@@ -64,7 +64,7 @@ class FitProblem {
   /// log(predicted / published) of one row at x.
   double log_error(const PreparedRow& r, const Eigen::VectorXd& x,
                    Convergence convergence = Convergence::predicted) const;
-  /// log(model / logs) of each of the row's fitted phase observations at x (observed convergence).
+  /// log(model / logs) of each of the row's phase observations at x (observed convergence).
   std::vector<double> phase_log_errors(const PreparedRow& r, const Eigen::VectorXd& x) const;
 
   struct Fit {

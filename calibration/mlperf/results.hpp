@@ -13,24 +13,19 @@ namespace sp::calibration {
 
 /// One phase of a system's runs as its logs time it, beyond the total (calibration/data/mlperf/
 /// phases_v4.1.csv): where the fit cannot tell costs apart from totals alone (an evaluation's
-/// fixed overhead from its share per node, once-per-run scoring from per-evaluation costs), the
-/// logs can. Attached to its result row, so that leaving the row out leaves them out too.
+/// fixed overhead from its share per node, once-per-run scoring from per-evaluation costs, a
+/// step's fixed host time from its cost per sample), the logs can. Attached to its result row, so that leaving the row out leaves them out too.
 struct PhaseObservation {
   enum class Phase {
     evaluation,             // training stopped for one evaluation (mean over the run's evaluations)
     after_last_evaluation,  // the end of the last evaluation to run_stop (asynchronous scoring)
-    training_step           // one training step between evaluations (compared, not fitted: below)
+    training_step           // one training step between evaluations
   };
   Phase phase = Phase::evaluation;
   double seconds = 0;  // mean over the runs read
   int runs = 0;
   int line = 0;  // of the first run's row
 };
-
-/// Whether the fit weighs a phase. A training step is the simulator's own mechanism (kernels,
-/// collectives, the op graph), checked against the logs in `validate`'s step table rather than
-/// bent towards them through the few parameters the fit has.
-inline bool fitted(PhaseObservation::Phase p) { return p != PhaseObservation::Phase::training_step; }
 
 struct MlperfResult {
   std::size_t row = 0;  // data row in the file (0-based)

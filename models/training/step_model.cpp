@@ -126,7 +126,9 @@ StepResult simulate_step(const Workload& w, const Platform& p, const ParallelLay
   r.compute_efficiency = compute > Duration::zero() ? g.flops_per_step.value() / (to_seconds(compute) * peak) : 0;
   // Stragglers: every rank's compute is jittered; the step waits for the slowest of N.
   r.straggler = scale(r.jittered_compute, p.compute_jitter * max_of_normals(accelerators).mean);
-  r.step = (x.end - SimTime::zero()) + r.straggler;
+  // The eager host path runs before the step's graph-captured work can start: serial with it.
+  r.host = w.host_per_step;
+  r.step = (x.end - SimTime::zero()) + r.straggler + r.host;
   if (trace) *trace = StepTrace{std::move(g), x};
   return r;
 }

@@ -36,6 +36,7 @@ struct StepResult {
   Duration exposed_tensor_parallel;  // compute waiting for TP/CP communication
   Duration exposed_communication;    // compute waiting for any communication (TP, CP, DP)
   Duration straggler;         // expected wait for the slowest rank
+  Duration host;              // the step's host time the accelerator waits for (Workload::host_per_step)
   Duration tensor_parallel;   // TP and CP communication time (busy, overlapped or not)
   Duration communication;     // data-parallel collectives (gradients, parameter gathers), busy
   Duration pipeline_transfer; // pipeline sends, busy

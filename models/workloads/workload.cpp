@@ -208,8 +208,9 @@ Workload parse_workload(const config::ConfigNode& n) {
   w.optimizer_traffic_per_parameter = n.at("optimizer_traffic_per_parameter").as_bytes();
   w.tokens_per_sample = n.at("tokens_per_sample").as_positive_number();
   const config::ConfigNode compute = n.at("compute");
-  compute.expect_only({"software_efficiency", "software_efficiency_range", "launch"});
+  compute.expect_only({"software_efficiency", "software_efficiency_range", "launch", "host_per_step"});
   if (auto l = compute.find("launch")) w.dispatch_per_kernel = parse_launch(*l);
+  if (auto h = compute.find("host_per_step")) w.host_per_step = h->as_nonnegative_duration();
   w.software_efficiency = compute.at("software_efficiency").as_positive_number();
   const config::ConfigNode range = compute.at("software_efficiency_range");
   const auto bounds = range.elements();

@@ -113,6 +113,11 @@ struct Workload {
   // Host time per kernel when the implementation dispatches every kernel eagerly (compute
   // `launch: eager`); zero when it replays CUDA graphs (the default): models/compute/launch.hpp.
   Duration dispatch_per_kernel;
+  // Host time per training step the accelerator waits for, beside the kernels and collectives
+  // the op graph simulates: the step's eager path (batch handoff, per-sample set-up, a host
+  // synchronisation) around graph-captured compute. Fitted where the file sets it (compute
+  // `host_per_step`); zero otherwise.
+  Duration host_per_step;
   std::vector<LayerGroup> layers;    // forward order
   std::int64_t train_samples = 0;    // dataset size (one epoch)
   EvaluationRule evaluation;

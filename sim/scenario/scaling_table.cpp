@@ -61,6 +61,8 @@ const std::vector<ColumnDef>& column_defs() {
        [](P p) { return s(p.estimate.step.pipeline_transfer); }},
       {"straggler_s", "s", "expected wait for the slowest rank per step", false, true,
        [](P p) { return s(p.estimate.step.straggler); }},
+      {"host_s", "s", "host time per step the accelerator waits for (the step's eager path)", false, true,
+       [](P p) { return s(p.estimate.step.host); }},
       {"optimizer_s", "s", "optimizer update per step", false, true, [](P p) { return s(p.estimate.step.optimizer); }},
       {"events_per_step", "count", "engine events to simulate one step", true, true,
        [](P p) { return static_cast<double>(p.estimate.step.events); }},

@@ -2,6 +2,8 @@
 // leaves, and the fidelities, each against a case worked by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "models/compute/launch.hpp"
 #include "models/training/step_model.hpp"
 #include "sim/config/loader.hpp"
@@ -149,11 +151,45 @@ TEST(StepModel, TheStepIsItsComputeInterferenceWaitsAndStragglers) {
     const ParallelLayout l = testing::layout(p, 64, gbs, w.parallelism.for_accelerators(64));
     const StepResult r = simulate_step(w, p, l, 64);
     const Duration parts = r.forward + r.backward + r.optimizer + r.interference + r.exposed_communication +
-                           r.bubble + r.straggler;
+                           r.bubble + r.straggler + r.host;
     EXPECT_EQ(parts.ps(), r.step.ps()) << name;
     Duration critical;
     for (const Duration& d : r.critical) critical += d;
-    EXPECT_EQ(critical.ps(), (r.step - r.straggler).ps()) << name;  // a path with no gaps
+    EXPECT_EQ(critical.ps(), (r.step - r.straggler - r.host).ps()) << name;  // a path with no gaps
+  }
+}
+
+TEST(StepModel, TheHostTimePerStepAddsToTheStep) {
+  // The two-layer workload on one 1 PFLOP/s GPU: 2 ms forward, 3 ms backward with CUDA graphs.
+  // 4 ms of host time per step (batch handoff, eager set-up, a synchronisation) runs before the
+  // graph and the accelerator waits for it: 5 + 4 = 9 ms, compute unchanged.
+  const Platform p = testing::simple_platform();
+  Workload w = testing::two_layer_workload(0, 1);
+  const ParallelLayout l = testing::layout(p, 1, 1);
+  const StepResult without = simulate_step(w, p, l, 1);
+  w.host_per_step = milliseconds(4);
+  const StepResult with = simulate_step(w, p, l, 1);
+  EXPECT_EQ(with.host.ps(), milliseconds(4).ps());
+  EXPECT_EQ((with.step - without.step).ps(), milliseconds(4).ps());
+  EXPECT_EQ((with.forward + with.backward).ps(), milliseconds(5).ps());
+  // The workload file's key, in the compute block; a negative time names file, line and key.
+  std::string text = config::read_text_file(std::string(SP_SOURCE_DIR) + "/models/workloads/bert.yaml");
+  const std::string key = "host_per_step: \"1 ms\"";
+  const std::size_t at = text.find(key);
+  ASSERT_NE(at, std::string::npos);
+  const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+  const auto parsed = [&](const std::string& value) {
+    std::string t = text;
+    t.replace(at, key.size(), "host_per_step: \"" + value + "\"");
+    return parse_workload(config::load_string(t, "bert.yaml"));
+  };
+  EXPECT_EQ(parsed("2 ms").host_per_step.ps(), milliseconds(2).ps());
+  try {
+    parsed("-1 ms");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bert.yaml:" + std::to_string(line)), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("host_per_step"), std::string::npos) << e.what();
   }
 }
 
