@@ -59,18 +59,20 @@ bool plot_steps(const std::filesystem::path& png, const output::Table& steps) {
     data += fmt::format("$b{} << EOD\n", b);
     for (std::size_t i = 0; i < steps.rows(); ++i) {
       if (bench[i] != names[b]) continue;
+      const std::string& kind = steps.column("kind").text[i];
       data += fmt::format("{} {} \"{} {}\"\n", steps.column("per_accelerator_batch").values[i],
                           100 * steps.column("error").values[i], steps.column("accelerators").values[i],
-                          steps.column("kind").text[i]);
+                          kind.substr(0, kind.find('-')));
     }
     data += "EOD\n";
     plots += fmt::format(", $b{} using 1:2 title '{}' with points pt 7 ps 1.3 lc rgb '{}'"
-                         ", $b{} using 1:2:3 notitle with labels offset 0,1 font 'sans,8'",
-                         b, names[b], colours[b % 5], b);
+                         ", $b{} using 1:2:3 notitle with labels offset 0,{} font 'sans,8'",
+                         b, names[b], colours[b % 5], b, b % 2 == 0 ? 1 : -1);
   }
   const std::string script = fmt::format(
-      "set terminal pngcairo noenhanced size 760,520 font 'sans,11'\nset output '{}'\n{}"
-      "set logscale x\nset grid\nset key bottom right\nset xrange [0.5:300]\n"
+      "set terminal pngcairo noenhanced size 760,560 font 'sans,11'\nset output '{}'\n{}"
+      "set logscale x\nset grid\nset key outside bottom center horizontal\nset xrange [0.5:300]\n"
+      "set offsets 0, 0, graph 0.1, graph 0.05\nset bmargin 5\n"
       "set xlabel 'samples per accelerator per step'\nset ylabel 'simulated / logged training step - 1 (%)'\n"
       "set title 'training step against the MLPerf v4.1 result logs'\nplot {}\n",
       png.string(), data, plots);
