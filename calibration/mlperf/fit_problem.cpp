@@ -124,23 +124,18 @@ models::Workload FitProblem::with(const PreparedRow& r, const Eigen::VectorXd& x
   return w;
 }
 
-double FitProblem::log_error(const PreparedRow& r, const Eigen::VectorXd& x, Convergence convergence) const {
+double FitProblem::log_error(const PreparedRow& r, const Eigen::VectorXd& x) const {
   models::Platform p = r.platform;
   const models::Workload w = with(r, x, p);
   const models::TrainingEstimate e = models::estimate_training(w, p, r.row.accelerators, r.gbs, r.spec);
   if (!e.ok()) return 1.0;  // cannot happen for prepared rows: memory does not depend on x
-  const Duration t = convergence == Convergence::observed && r.converged_samples > 0
-                         ? models::time_to_train_at(e, w, r.converged_samples)
-                         : e.time_to_train;
-  return std::log(to_seconds(t) / 60.0 / *r.row.time_to_train_min);
+  return std::log(to_seconds(e.time_to_train) / 60.0 / *r.row.time_to_train_min);
 }
 
 namespace {
-// The model's counterpart of a phase the logs time, for a run converging at `samples`.
-double modelled_phase(const models::TrainingEstimate& e, const models::Workload& w, double samples,
+// The model's counterpart of a phase the logs time: `c` is the evaluation cost of the run.
+double modelled_phase(const models::TrainingEstimate& e, const models::EvaluationCost& c,
                       PhaseObservation::Phase phase) {
-  const models::EvaluationCost c = models::evaluation_cost(w, e.layout, e.step.forward_per_micro_batch, e.step.step,
-                                                           e.nodes, samples, e.global_batch);
   // A phase the model has no share of (no asynchronous scoring) weighs as a 1 ms one.
   const Duration d = phase == PhaseObservation::Phase::evaluation              ? c.each
                      : phase == PhaseObservation::Phase::after_last_evaluation ? c.scoring
@@ -164,9 +159,12 @@ void FitProblem::residuals(const PreparedRow& r, const Eigen::VectorXd& x, doubl
   const double samples = r.converged_samples > 0 ? r.converged_samples : e.convergence.mean_samples;
   const Duration t = r.converged_samples > 0 ? models::time_to_train_at(e, w, samples) : e.time_to_train;
   out[0] = std::log(to_seconds(t) / 60.0 / *r.row.time_to_train_min) / kObservationSd;
+  if (r.row.phases.empty()) return;
+  const models::EvaluationCost c = models::evaluation_cost(w, e.layout, e.step.forward_per_micro_batch, e.step.step,
+                                                           e.nodes, samples, e.global_batch);
   for (std::size_t k = 0; k < r.row.phases.size(); ++k) {
     const PhaseObservation& o = r.row.phases[k];
-    out[1 + k] = std::log(modelled_phase(e, w, samples, o.phase) / o.seconds) / kPhaseSd;
+    out[1 + k] = std::log(modelled_phase(e, c, o.phase) / o.seconds) / kPhaseSd;
   }
 }
 

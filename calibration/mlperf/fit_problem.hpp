@@ -46,11 +46,6 @@ struct PreparedRow {
   double converged_samples = 0;     // what its scored runs converged at (0: not in the table)
 };
 
-/// Where a row's samples to converge come from: the RCP table, as for any prediction, or the
-/// row's own runs, which the fit uses so that a submission's convergence luck (BERT on A100
-/// PCIe needed 1.4x the reference's samples) is not read as its hardware's or software's speed.
-enum class Convergence { predicted, observed };
-
 class FitProblem {
  public:
   /// Resolves every row with a published time; `skipped` gets the others and why.
@@ -61,9 +56,9 @@ class FitProblem {
   const std::vector<Parameter>& parameters() const { return parameters_; }
   Eigen::VectorXd prior() const;
 
-  /// log(predicted / published) of one row at x.
-  double log_error(const PreparedRow& r, const Eigen::VectorXd& x,
-                   Convergence convergence = Convergence::predicted) const;
+  /// log(predicted / published) of one row at x, converging where the RCP table says, as any
+  /// prediction does (the fit itself uses the row's own convergence: residuals below).
+  double log_error(const PreparedRow& r, const Eigen::VectorXd& x) const;
   /// log(model / logs) of each of the row's phase observations at x (observed convergence).
   std::vector<double> phase_log_errors(const PreparedRow& r, const Eigen::VectorXd& x) const;
 
@@ -85,7 +80,9 @@ class FitProblem {
  private:
   Eigen::Index add(Parameter p);
   models::Workload with(const PreparedRow& r, const Eigen::VectorXd& x, models::Platform& platform) const;
-  /// The row's residuals at x, in units of their scatter: its time, then its phases.
+  /// The row's residuals at x, in units of their scatter: its time, then its phases, at the
+  /// samples its own runs converged at, so that a submission's convergence luck (BERT on A100
+  /// PCIe needed 1.4x the reference's samples) is not read as its hardware's or software's speed.
   void residuals(const PreparedRow& r, const Eigen::VectorXd& x, double* out) const;
 
   std::vector<PreparedRow> rows_;

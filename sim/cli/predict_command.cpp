@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -15,14 +16,24 @@ namespace sp::cli {
 
 namespace {
 
+// One colour per benchmark, in the order the benchmarks first appear, in both plots.
+constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd"};
+const char* colour(std::size_t benchmark) { return kColours[benchmark % std::size(kColours)]; }
+
+std::vector<std::string> first_seen(const std::vector<std::string>& benchmarks) {
+  std::vector<std::string> names;
+  for (const auto& b : benchmarks) {
+    if (std::find(names.begin(), names.end(), b) == names.end()) names.push_back(b);
+  }
+  return names;
+}
+
 // Predicted against published, log-log, one colour per benchmark, with the diagonal.
 bool plot_validation(const std::filesystem::path& png, const calibration::ValidationReport& rep,
                      const std::string& title) {
-  static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd"};
-  std::vector<std::string> names;
-  for (const auto& r : rep.rows) {
-    if (std::find(names.begin(), names.end(), r.row.benchmark) == names.end()) names.push_back(r.row.benchmark);
-  }
+  std::vector<std::string> benchmarks;
+  for (const auto& r : rep.rows) benchmarks.push_back(r.row.benchmark);
+  const std::vector<std::string> names = first_seen(benchmarks);
   std::string data, plots = "x title 'equal' lc rgb '#888888'";
   for (std::size_t b = 0; b < names.size(); ++b) {
     data += fmt::format("$b{} << EOD\n", b);
@@ -34,7 +45,7 @@ bool plot_validation(const std::filesystem::path& png, const calibration::Valida
     }
     data += "EOD\n";
     plots += fmt::format(", $b{} using 1:2:3:4 title '{}' with yerrorbars pt 7 ps 1.1 lc rgb '{}'", b, names[b],
-                         colours[b % 5]);
+                         colour(b));
   }
   const std::string script = fmt::format(
       "set terminal pngcairo noenhanced size 760,640 font 'sans,11'\nset output '{}'\n{}"
@@ -48,12 +59,8 @@ bool plot_validation(const std::filesystem::path& png, const calibration::Valida
 // The simulated step against the logged one by samples per accelerator, one colour per
 // benchmark: the step's error where the totals hide it (output::Table from step_table).
 bool plot_steps(const std::filesystem::path& png, const output::Table& steps) {
-  static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd"};
   const auto& bench = steps.column("benchmark").text;
-  std::vector<std::string> names;
-  for (const auto& b : bench) {
-    if (std::find(names.begin(), names.end(), b) == names.end()) names.push_back(b);
-  }
+  const std::vector<std::string> names = first_seen(bench);
   std::string data, plots = "0 notitle lc rgb '#888888'";
   for (std::size_t b = 0; b < names.size(); ++b) {
     data += fmt::format("$b{} << EOD\n", b);
@@ -67,7 +74,7 @@ bool plot_steps(const std::filesystem::path& png, const output::Table& steps) {
     data += "EOD\n";
     plots += fmt::format(", $b{} using 1:2 title '{}' with points pt 7 ps 1.3 lc rgb '{}'"
                          ", $b{} using 1:2:3 notitle with labels offset 0,{} font 'sans,8'",
-                         b, names[b], colours[b % 5], b, b % 2 == 0 ? 1 : -1);
+                         b, names[b], colour(b), b, b % 2 == 0 ? 1 : -1);
   }
   const std::string script = fmt::format(
       "set terminal pngcairo noenhanced size 760,560 font 'sans,11'\nset output '{}'\n{}"
