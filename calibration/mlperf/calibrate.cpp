@@ -169,14 +169,19 @@ FitResult calibrate_mlperf(const std::vector<MlperfResult>& rows, const models::
   const FitProblem::Fit full = pb.fit(all, pb.prior(), 60);
 
   FitResult out;
-  out.parameters = full.x;
-  out.sds = full.covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
   out.iterations = full.iterations;
   out.converged = full.converged;
   out.rows_used = pb.rows().size();
   out.calibration = pb.calibration(full);
-  // Workload parameters as "bert.software_efficiency", software levels as "kind: H200-SXM5-141GB".
-  for (const Parameter& q : pb.parameters()) {
+  // Workload parameters as "bert.software_efficiency", software levels as "kind: H200-SXM5-141GB";
+  // the reference's levels are not parameters of the fit.
+  std::vector<double> values, sds;
+  for (std::size_t k = 0; k < pb.parameters().size(); ++k) {
+    if (!full.seen[k]) continue;
+    const auto i = static_cast<Eigen::Index>(k);
+    values.push_back(full.x[i]);
+    sds.push_back(std::sqrt(std::max(0.0, full.covariance(i, i))));
+    const Parameter& q = pb.parameters()[k];
     switch (q.kind) {
       case Parameter::Kind::efficiency: out.parameter_names.push_back(q.name + ".software_efficiency"); break;
       case Parameter::Kind::evaluation_cost:
@@ -189,6 +194,8 @@ FitResult calibrate_mlperf(const std::vector<MlperfResult>& rows, const models::
       case Parameter::Kind::kind: out.parameter_names.push_back("kind: " + q.name); break;
     }
   }
+  out.parameters = Eigen::Map<const Eigen::VectorXd>(values.data(), static_cast<Eigen::Index>(values.size()));
+  out.sds = Eigen::Map<const Eigen::VectorXd>(sds.data(), static_cast<Eigen::Index>(sds.size()));
 
   // The committed model error: the spread of the leave-one-system-out errors (of the in-sample
   // ones without it, an optimistic figure).

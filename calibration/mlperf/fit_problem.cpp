@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -86,16 +87,16 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
       p.deps.push_back(
           add({K::host_per_step, p.workload.name, w, std::log(to_seconds(p.workload.host_per_step)), kWorkloadPriorSd}));
     }
-    const std::string family = a.family + "/" + p.stack;
-    const auto level = [&](K kind, const std::string& key, const std::string& reference, double spread) {
-      if (key == reference) return;
+    p.family = a.family + "/" + p.stack;
+    // Every level gets a parameter; fit() holds those of its reference at 0.
+    const auto level = [&](K kind, const std::string& key, double spread) {
       const Eigen::Index i = add({kind, key, -1, 0.0, spread});
       p.deps.push_back(i);
       p.levels.push_back(i);
     };
-    level(K::stack, p.stack, defaults_.reference_stack, defaults_.stack_spread);
-    level(K::family, family, defaults_.reference_family, defaults_.family_spread);
-    level(K::kind, p.kind, defaults_.reference_kind, defaults_.kind_spread);
+    level(K::stack, p.stack, defaults_.stack_spread);
+    level(K::family, p.family, defaults_.family_spread);
+    level(K::kind, p.kind, defaults_.kind_spread);
     rows_.push_back(std::move(p));
   }
 }
@@ -168,6 +169,32 @@ void FitProblem::residuals(const PreparedRow& r, const Eigen::VectorXd& x, doubl
   }
 }
 
+void FitProblem::choose_reference(const std::vector<std::size_t>& use, Fit& f) const {
+  // The kind with the most rows (ties: the first name), the stack most of them ran, its family.
+  std::map<std::string, int> per_kind;
+  for (std::size_t i : use) ++per_kind[rows_[i].kind];
+  const auto kind = std::max_element(per_kind.begin(), per_kind.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (kind == per_kind.end()) return;
+  std::map<std::pair<std::string, std::string>, int> per_stack;  // (stack, family) of its rows
+  for (std::size_t i : use) {
+    if (rows_[i].kind == kind->first) ++per_stack[{rows_[i].stack, rows_[i].family}];
+  }
+  const auto stack = std::max_element(per_stack.begin(), per_stack.end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+  f.reference_kind = kind->first;
+  f.reference_stack = stack->first.first;
+  f.reference_family = stack->first.second;
+  for (std::size_t k = 0; k < parameters_.size(); ++k) {
+    const Parameter& q = parameters_[k];
+    const std::string& held = q.kind == Parameter::Kind::stack    ? f.reference_stack
+                              : q.kind == Parameter::Kind::family ? f.reference_family
+                              : q.kind == Parameter::Kind::kind   ? f.reference_kind
+                                                                  : std::string{};
+    if (!held.empty() && q.name == held) f.seen[k] = false;
+  }
+}
+
 FitProblem::Fit FitProblem::fit(const std::vector<std::size_t>& use, Eigen::VectorXd start, int iterations) const {
   const auto np = static_cast<Eigen::Index>(parameters_.size());
   Fit out;
@@ -175,6 +202,7 @@ FitProblem::Fit FitProblem::fit(const std::vector<std::size_t>& use, Eigen::Vect
   for (std::size_t i : use) {
     for (Eigen::Index k : rows_[i].deps) out.seen[static_cast<std::size_t>(k)] = true;
   }
+  choose_reference(use, out);
   const Eigen::VectorXd x0 = prior();
   for (Eigen::Index k = 0; k < np; ++k) {
     if (!out.seen[static_cast<std::size_t>(k)]) start[k] = x0[k];
@@ -200,6 +228,7 @@ FitProblem::Fit FitProblem::fit(const std::vector<std::size_t>& use, Eigen::Vect
       const PreparedRow& row = rows_[use[i]];
       rh.resize(static_cast<std::size_t>(offsets[i + 1] - offsets[i]));
       for (Eigen::Index k : row.deps) {
+        if (!out.seen[static_cast<std::size_t>(k)]) continue;  // the reference's levels stay at 0
         Eigen::VectorXd xh = x;
         xh[k] += h;
         residuals(row, xh, rh.data());
@@ -232,6 +261,9 @@ FitProblem::Fit FitProblem::fit(const std::vector<std::size_t>& use, Eigen::Vect
 
 models::Calibration FitProblem::calibration(const Fit& f) const {
   models::Calibration c = defaults_;
+  c.reference_stack = f.reference_stack;
+  c.reference_family = f.reference_family;
+  c.reference_kind = f.reference_kind;
   const auto sd_of_sum = [&](const std::vector<Eigen::Index>& idx) {
     double v = 0;
     for (Eigen::Index a : idx) {
@@ -266,8 +298,8 @@ models::Calibration FitProblem::calibration(const Fit& f) const {
     std::vector<Eigen::Index> path;
     for (Eigen::Index i : r.levels) {
       const Parameter& q = parameters_[static_cast<std::size_t>(i)];
-      path.push_back(i);
       if (!f.seen[static_cast<std::size_t>(i)]) continue;
+      path.push_back(i);
       auto& levels = q.kind == Parameter::Kind::stack ? c.stacks : q.kind == Parameter::Kind::family ? c.families : c.kinds;
       levels[q.name] = models::SoftwareLevel{f.x[i], sd_of_sum(path)};
     }

@@ -7,8 +7,12 @@
 //    asynchronous scoring and host time per training step where its file has them (log):
 //    quantities once read off single rows, now fitted so that a row left out leaves them out too;
 //  - per software stack, architecture family on a stack, and accelerator kind with rows (log):
-//    the software efficiency beyond what kernel costs explain, relative to NVIDIA on Hopper, with
-//    zero-centred priors whose widths are the levels' spreads (models/calibration.hpp).
+//    the software efficiency beyond what kernel costs explain, relative to a reference, with
+//    zero-centred priors whose widths are the levels' spreads (models/calibration.hpp). The
+//    reference is the kind with the most rows in the fit, with its family and stack: the anchor
+//    of the levels must have data, or the workload efficiencies and every level drift together
+//    where only the priors hold them (a fit without its reference kind is left with no
+//    estimate of how that kind compares with the rest; it becomes an unseen kind instead).
 // Nothing else is fitted: peaks, bandwidths, collectives, convergence and evaluation rules come
 // from hardware, workload and platform data.
 #pragma once
@@ -41,6 +45,7 @@ struct PreparedRow {
   std::int64_t gbs = 0;
   models::ParallelSpec spec;
   std::string system, kind, stack;  // hold-out groups and the software it ran
+  std::string family;               // "family/stack"
   std::vector<Eigen::Index> deps;   // the parameters it depends on; deps[0] is its efficiency
   std::vector<Eigen::Index> levels; // those of deps that are software levels
   double converged_samples = 0;     // what its scored runs converged at (0: not in the table)
@@ -64,13 +69,14 @@ class FitProblem {
 
   struct Fit {
     Eigen::VectorXd x;
+    std::string reference_stack, reference_family, reference_kind;  // levels held at 0
     Eigen::MatrixXd covariance;   // of the parameters seen, in the transformed space
-    std::vector<bool> seen;       // parameters some fitted row depends on
+    std::vector<bool> seen;       // parameters some fitted row depends on, the reference's excepted
     int iterations = 0;
     bool converged = false;
   };
-  /// Fits on the rows `use`, from `start` (parameters no used row depends on are reset to their
-  /// priors and stay there).
+  /// Fits on the rows `use`, from `start` (parameters no used row depends on, and the levels of
+  /// the reference, are reset to their priors and stay there).
   Fit fit(const std::vector<std::size_t>& use, Eigen::VectorXd start, int iterations = 40) const;
 
   /// The fit as a models::Calibration (levels the fit saw, with their uncertainties); model
@@ -79,6 +85,8 @@ class FitProblem {
 
  private:
   Eigen::Index add(Parameter p);
+  /// Sets the fit's reference from the rows `use` and marks its levels as not fitted.
+  void choose_reference(const std::vector<std::size_t>& use, Fit& f) const;
   models::Workload with(const PreparedRow& r, const Eigen::VectorXd& x, models::Platform& platform) const;
   /// The row's residuals at x, in units of their scatter: its time, then its phases, at the
   /// samples its own runs converged at, so that a submission's convergence luck (BERT on A100
