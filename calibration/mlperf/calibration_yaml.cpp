@@ -1,4 +1,6 @@
 // The parameter file `scalepoint calibrate mlperf` writes and models::parse_calibration reads.
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "calibration/mlperf/calibrate.hpp"
@@ -20,8 +22,13 @@ std::string summary(const char* key, const char* what, const ValidationReport& r
   if (rep.summaries.empty()) return {};
   std::string y = fmt::format("{}:  # {}: absolute percentage errors (%), share inside [p10, p90]\n", key, what);
   for (const ErrorSummary& s : rep.summaries) {
-    y += fmt::format("  \"{}\": {{rows: {}, median: {:.2f}, p90: {:.2f}, max: {:.2f}, in_p10_p90: {:.2f}}}\n", s.group,
+    y += fmt::format("  \"{}\": {{rows: {}, median: {:.2f}, p90: {:.2f}, max: {:.2f}, in_p10_p90: {:.2f}", s.group,
                      s.rows, s.median_ape, s.p90_ape, s.max_ape, s.coverage);
+    if (!std::isnan(s.median_ape_at_logged)) {
+      y += fmt::format(", at_logged_convergence: {{median: {:.2f}, p90: {:.2f}}}", s.median_ape_at_logged,
+                       s.p90_ape_at_logged);
+    }
+    y += "}\n";
   }
   return y;
 }

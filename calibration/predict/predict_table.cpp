@@ -61,17 +61,19 @@ ValidationReport summarise(std::vector<ValidationRow> rows, std::vector<std::str
   rep.rows = std::move(rows);
   rep.skipped = std::move(skipped);
   const auto add = [&](const std::string& group, auto keep) {
-    std::vector<double> ape;
+    std::vector<double> ape, at_logged;
     int inside = 0;
     for (const auto& r : rep.rows) {
       if (!keep(r)) continue;
       ape.push_back(100 * std::abs(r.error));
       inside += r.inside ? 1 : 0;
+      if (!std::isnan(r.error_at_logged_convergence)) at_logged.push_back(100 * std::abs(r.error_at_logged_convergence));
     }
     if (ape.empty()) return;
     rep.summaries.push_back({group, static_cast<int>(ape.size()), quantile(ape, 0.5), quantile(ape, 0.9),
                              *std::max_element(ape.begin(), ape.end()),
-                             static_cast<double>(inside) / static_cast<double>(ape.size())});
+                             static_cast<double>(inside) / static_cast<double>(ape.size()),
+                             quantile(at_logged, 0.5), quantile(at_logged, 0.9)});
   };
   std::vector<std::string> names;
   for (const auto& r : rep.rows) {
@@ -91,6 +93,27 @@ ValidationReport summarise(std::vector<ValidationRow> rows, std::vector<std::str
   return rep;
 }
 
+std::string format_report(const ValidationReport& rep, std::size_t worst) {
+  std::string s = fmt::format("{:<26} {:>5} {:>9} {:>7} {:>7} {:>10}   at logged convergence: {:>9} {:>7}\n", "group",
+                              "rows", "median %", "p90 %", "max %", "in p10-p90", "median %", "p90 %");
+  for (const ErrorSummary& e : rep.summaries) {
+    s += fmt::format("{:<26} {:>5} {:>9.1f} {:>7.1f} {:>7.1f} {:>10.2f}   {:>32.1f} {:>7.1f}\n", e.group, e.rows,
+                     e.median_ape, e.p90_ape, e.max_ape, e.coverage, e.median_ape_at_logged, e.p90_ape_at_logged);
+  }
+  std::vector<const ValidationRow*> order;
+  for (const auto& r : rep.rows) order.push_back(&r);
+  std::sort(order.begin(), order.end(), [](auto a, auto b) { return std::abs(a->error) > std::abs(b->error); });
+  if (worst > 0 && !order.empty()) s += "worst rows (error; at logged convergence):\n";
+  for (std::size_t i = 0; i < std::min(worst, order.size()); ++i) {
+    const ValidationRow& r = *order[i];
+    s += fmt::format("  {:+6.1f}% {:+6.1f}%  {:<16} {:>5} x {:<26.26} published {:8.3f} predicted {:8.3f} min  {} {}\n",
+                     100 * r.error, 100 * r.error_at_logged_convergence, r.row.benchmark, r.row.accelerators,
+                     r.row.accelerator, *r.row.time_to_train_min, minutes(r.prediction.estimate.time_to_train),
+                     r.row.submitter, r.row.system_name);
+  }
+  return s;
+}
+
 const ErrorSummary& ValidationReport::summary(const std::string& group) const {
   for (const ErrorSummary& s : summaries) {
     if (s.group == group) return s;
@@ -103,6 +126,8 @@ void compare_with_published(ValidationRow& v) {
   const models::TrainingEstimate& e = v.prediction.estimate;
   v.error = minutes(e.time_to_train) / pub - 1;
   v.inside = minutes(e.p10) <= pub && pub <= minutes(e.p90);
+  v.error_at_logged_convergence =
+      v.prediction.at_logged_convergence > Duration{} ? minutes(v.prediction.at_logged_convergence) / pub - 1 : kNaN;
 }
 
 ValidationReport validate_rows(const std::vector<MlperfResult>& rows, const SystemModelInputs& inputs) {
@@ -134,6 +159,8 @@ output::Table validation_table(const ValidationReport& rep) {
   output::Column p90{"p90_min", "min", "", false, {}, {}};
   output::Column err{"error", "1", "predicted / published - 1", false, {}, {}};
   output::Column inside{"inside_p10_p90", "bool", "published time within [p10, p90]", true, {}, {}};
+  output::Column logged{"error_at_logged_convergence", "1",
+                        "predicted at the samples the row's runs converged at / published - 1", false, {}, {}};
   for (const auto& r : rep.rows) {
     bench.push_back(r.row.benchmark);
     system.push_back(r.row.submitter + " " + r.row.system_name);
@@ -149,11 +176,12 @@ output::Table validation_table(const ValidationReport& rep) {
     p90.values.push_back(minutes(r.prediction.estimate.p90));
     err.values.push_back(r.error);
     inside.values.push_back(r.inside ? 1 : 0);
+    logged.values.push_back(r.error_at_logged_convergence);
   }
   output::Table t;
   t.columns = {output::text_column("benchmark", "", bench), output::text_column("system", "", system),
                output::text_column("accelerator", "", accel), output::text_column("kind", "catalog kind", kind),
-               output::text_column("software_efficiency_source", "fitted | family | stack | prior", source), n, gbs, pub, pred, p10, p90, err, inside,
+               output::text_column("software_efficiency_source", "fitted | family | stack | prior", source), n, gbs, pub, pred, p10, p90, err, inside, logged,
                output::text_column("layout", "", layout)};
   return t;
 }
@@ -192,6 +220,9 @@ output::Table summary_table(const ValidationReport& rep) {
   output::Column p90{"p90_ape_pct", "%", "90th percentile", false, {}, {}};
   output::Column mx{"max_ape_pct", "%", "largest", false, {}, {}};
   output::Column cov{"coverage_p10_p90", "1", "share of published times inside [p10, p90]", false, {}, {}};
+  output::Column med_logged{"median_ape_at_logged_convergence_pct", "%", "the same, at the rows' logged convergence",
+                            false, {}, {}};
+  output::Column p90_logged{"p90_ape_at_logged_convergence_pct", "%", "", false, {}, {}};
   for (const auto& s : rep.summaries) {
     group.push_back(s.group);
     rows.values.push_back(s.rows);
@@ -199,9 +230,11 @@ output::Table summary_table(const ValidationReport& rep) {
     p90.values.push_back(s.p90_ape);
     mx.values.push_back(s.max_ape);
     cov.values.push_back(s.coverage);
+    med_logged.values.push_back(s.median_ape_at_logged);
+    p90_logged.values.push_back(s.p90_ape_at_logged);
   }
   output::Table t;
-  t.columns = {output::text_column("group", "benchmark, scale or all", group), rows, med, p90, mx, cov};
+  t.columns = {output::text_column("group", "benchmark, scale or all", group), rows, med, p90, mx, cov, med_logged, p90_logged};
   return t;
 }
 

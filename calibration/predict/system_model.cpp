@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "models/training/layout_search.hpp"
+#include "models/training/time_to_train.hpp"
 #include "sim/config/loader.hpp"
 
 namespace sp::calibration {
@@ -154,6 +155,10 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   if (!e->ok()) return fail(e->status, e->message);
   out.estimate = *e;
   out.platform = *p;
+  if (row.converged) {
+    const double samples = *row.converged * (row.converged_in_epochs ? static_cast<double>(w->train_samples) : 1.0);
+    out.at_logged_convergence = models::time_to_train_at(*e, *w, samples);
+  }
   if (in.samples > 0 && (curve_sd > 0 || software.log_sd > 0)) {
     const models::ParallelSpec chosen = spec_of(e->layout);
     w->parameter_spread = std::hypot(curve_sd * sensitivity(*w, *p, n, gbs, chosen, true),

@@ -46,6 +46,9 @@ struct SystemPrediction {
   std::string software_source;  // where its software efficiency came from (Calibration::software)
   models::TrainingEstimate estimate;
   models::Platform platform;  // what it ran on (energy)
+  // The time to train of runs converging where the row's logged runs did (zero where the row
+  // gives no convergence): the model's time per sample without the submitter's convergence luck.
+  Duration at_logged_convergence{};
 };
 
 /// Everything the model needs beyond the row; calibration replaces parts of it.

@@ -16,20 +16,7 @@ namespace sp::cli {
 
 namespace {
 void print(const char* title, const calibration::ValidationReport& rep) {
-  std::printf("%s\n%-18s %5s %10s %8s %8s %10s\n", title, "group", "rows", "median %", "p90 %", "max %", "in p10-p90");
-  for (const auto& s : rep.summaries) {
-    std::printf("%-18s %5d %10.1f %8.1f %8.1f %10.2f\n", s.group.c_str(), s.rows, s.median_ape, s.p90_ape, s.max_ape,
-                s.coverage);
-  }
-  std::vector<const calibration::ValidationRow*> worst;
-  for (const auto& r : rep.rows) worst.push_back(&r);
-  std::sort(worst.begin(), worst.end(), [](auto a, auto b) { return std::abs(a->error) > std::abs(b->error); });
-  for (std::size_t i = 0; i < std::min<std::size_t>(10, worst.size()); ++i) {
-    const auto& r = *worst[i];
-    std::printf("  %+6.1f%%  %-16s %5d x %-24.24s %8.3f vs %8.3f min  %s\n", 100 * r.error, r.row.benchmark.c_str(),
-                r.row.accelerators, r.row.accelerator.c_str(), to_seconds(r.prediction.estimate.time_to_train) / 60,
-                *r.row.time_to_train_min, (r.row.submitter + " " + r.row.system_name).c_str());
-  }
+  std::printf("%s\n%s", title, calibration::format_report(rep, 10).c_str());
 }
 }  // namespace
 

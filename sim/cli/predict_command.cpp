@@ -144,22 +144,7 @@ int validate_command(const ValidateOptions& o) {
   if (!plotted) files.drop(stem + ".png");
   files.commit();
 
-  std::printf("%-26s %5s %10s %8s %8s %10s\n", "group", "rows", "median %", "p90 %", "max %", "in p10-p90");
-  for (const auto& s : rep.summaries) {
-    std::printf("%-26s %5d %10.1f %8.1f %8.1f %10.2f\n", s.group.c_str(), s.rows, s.median_ape, s.p90_ape, s.max_ape,
-                s.coverage);
-  }
-  std::vector<const calibration::ValidationRow*> worst;
-  for (const auto& r : rep.rows) worst.push_back(&r);
-  std::sort(worst.begin(), worst.end(), [](auto a, auto b) { return std::abs(a->error) > std::abs(b->error); });
-  std::printf("\nworst rows:\n");
-  for (std::size_t i = 0; i < std::min<std::size_t>(8, worst.size()); ++i) {
-    const auto& r = *worst[i];
-    std::printf("  %+6.1f%%  %-16s %5d x %-26s published %8.3f predicted %8.3f min  %s %s\n", 100 * r.error,
-                r.row.benchmark.c_str(), r.row.accelerators, r.row.accelerator.c_str(), *r.row.time_to_train_min,
-                to_seconds(r.prediction.estimate.time_to_train) / 60, r.row.submitter.c_str(),
-                r.row.system_name.c_str());
-  }
+  std::printf("%s", calibration::format_report(rep, 8).c_str());
   if (steps.rows() > 0) {
     std::printf("\ntraining steps against the logs (ms):\n");
     for (std::size_t i = 0; i < steps.rows(); ++i) {

@@ -347,6 +347,38 @@ TEST(Calibrate, TheReferenceIsTheKindWithTheMostRowsInTheFit) {
   EXPECT_DOUBLE_EQ(e.log_sd, 0.15);
 }
 
+TEST(Validate, ErrorsAtTheLoggedConvergenceLeaveTheRunsConvergenceOut) {
+  // Published 10 min; predicted 8 min at the RCP mean and 9.5 min at the samples the row's runs
+  // converged at: error 8 / 10 - 1 = -0.2, at logged convergence 9.5 / 10 - 1 = -0.05. A row
+  // without logged convergence has none (NaN) and is left out of that summary only.
+  const auto row = [](double predicted_min, double at_logged_min) {
+    ValidationRow v;
+    v.row.benchmark = "bert";
+    v.row.accelerators = 8;
+    v.row.time_to_train_min = 10.0;
+    v.prediction.kind = "H100-SXM5-80GB";
+    v.prediction.estimate.time_to_train = seconds(60 * predicted_min);
+    v.prediction.estimate.p10 = seconds(60 * 0.9 * predicted_min);
+    v.prediction.estimate.p90 = seconds(60 * 1.1 * predicted_min);
+    v.prediction.at_logged_convergence = seconds(60 * at_logged_min);
+    compare_with_published(v);
+    return v;
+  };
+  const ValidationRow a = row(8.0, 9.5), b = row(11.0, 10.2), c = row(10.5, 0.0);
+  EXPECT_NEAR(a.error, -0.2, 1e-12);
+  EXPECT_NEAR(a.error_at_logged_convergence, -0.05, 1e-12);
+  EXPECT_NEAR(b.error_at_logged_convergence, 0.02, 1e-12);
+  EXPECT_TRUE(std::isnan(c.error_at_logged_convergence));
+  const ValidationReport rep = summarise({a, b, c}, {});
+  const ErrorSummary& all = rep.summary("all");
+  EXPECT_EQ(all.rows, 3);
+  EXPECT_NEAR(all.median_ape, 10.0, 1e-9);          // of 20, 10, 5 %
+  EXPECT_NEAR(all.median_ape_at_logged, 3.5, 1e-9);  // of 5 and 2 %: their mean
+  const output::Table t = validation_table(rep);
+  EXPECT_NEAR(t.column("error_at_logged_convergence").values[0], -0.05, 1e-12);
+  EXPECT_NEAR(summary_table(rep).column("median_ape_at_logged_convergence_pct").values.back(), 3.5, 1e-9);
+}
+
 TEST(Calibrate, SoftwareEfficiencyComesFromTheDeepestLevelSeen) {
   // Levels as a fit leaves them (sd: of the sum from the stack down to the level) and the
   // default spreads kind 0.15, family 0.25, stack 0.7:
