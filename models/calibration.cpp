@@ -26,7 +26,7 @@ const std::optional<Duration>& WorkloadCurve::cost(std::string_view key) const {
   return evaluation_costs[cost_index(key)];
 }
 
-void Calibration::apply(Workload& w) const {
+void Calibration::apply(Workload& w, const std::string& stack) const {
   if (auto it = workloads.find(w.name); it != workloads.end()) {
     w.software_efficiency = it->second.software_efficiency;
     w.model_error = it->second.model_error;
@@ -34,6 +34,9 @@ void Calibration::apply(Workload& w) const {
       if (const auto& v = it->second.evaluation_costs[k]) w.evaluation.*kEvaluationCosts[k].member = *v;
     }
     if (const auto& v = it->second.host_per_step) w.host_per_step = *v;
+    if (auto on = it->second.host_per_step_on.find(stack); on != it->second.host_per_step_on.end()) {
+      w.host_per_step = on->second;
+    }
   }
   if (!scale_error.empty()) w.model_error_by_scale = scale_error;
 }
@@ -114,7 +117,7 @@ Calibration parse_calibration(const config::ConfigNode& n) {
   }
   if (auto ws = n.find("workloads")) {
     for (const auto& [name, v] : ws->entries()) {
-      std::vector<std::string> keys{"software_efficiency", "log_sd", "model_error", "host_per_step"};
+      std::vector<std::string> keys{"software_efficiency", "log_sd", "model_error", "host_per_step", "host_per_step_on"};
       for (const EvaluationCostField& f : kEvaluationCosts) keys.emplace_back(f.calibration_key);
       v.expect_only(keys);
       WorkloadCurve w;
@@ -125,6 +128,9 @@ Calibration parse_calibration(const config::ConfigNode& n) {
         if (auto x = v.find(kEvaluationCosts[k].calibration_key)) w.evaluation_costs[k] = x->as_nonnegative_duration();
       }
       if (auto x = v.find("host_per_step")) w.host_per_step = x->as_nonnegative_duration();
+      if (auto x = v.find("host_per_step_on")) {
+        for (const auto& [stack, d] : x->entries()) w.host_per_step_on[stack] = d.as_nonnegative_duration();
+      }
       c.workloads[name] = w;
     }
   }

@@ -31,6 +31,9 @@ struct WorkloadCurve {
   // Fitted where the workload file has them, in kEvaluationCosts' order.
   std::array<std::optional<Duration>, kEvaluationCosts.size()> evaluation_costs;
   std::optional<Duration> host_per_step;  // fitted where the workload file sets it
+  // The same for the workload's code on another software stack (Workload::kDescribedStack is
+  // the files'), fitted where that stack's rows are: "jax" -> maxdiffusion's fixed time per step.
+  std::map<std::string, Duration> host_per_step_on;
 
   std::optional<Duration>& cost(std::string_view calibration_key);
   const std::optional<Duration>& cost(std::string_view calibration_key) const;
@@ -61,7 +64,8 @@ struct Calibration {
   std::string reference_stack = "nvidia", reference_family = "hopper/nvidia", reference_kind = "H100-SXM5-80GB";
   std::map<int, double> scale_error;  // upper bound of N -> model error there (Workload::model_error_by_scale)
 
-  void apply(Workload& w) const;
+  /// The workload's calibrated values, for its code on software `stack` (the files' when empty).
+  void apply(Workload& w, const std::string& stack = {}) const;
   SoftwareEfficiency software(const Accelerator& a, const std::string& stack) const;
   /// Sets the accelerator's efficiency_scale for software `stack` (its own default when empty).
   SoftwareEfficiency apply(Accelerator& a, const std::string& stack = {}) const;

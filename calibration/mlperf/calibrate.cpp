@@ -188,7 +188,9 @@ FitResult calibrate_mlperf(const std::vector<MlperfResult>& rows, const models::
         out.parameter_names.push_back(q.name + "." +
                                       models::kEvaluationCosts[static_cast<std::size_t>(q.cost)].calibration_key);
         break;
-      case Parameter::Kind::host_per_step: out.parameter_names.push_back(q.name + ".host_per_step"); break;
+      case Parameter::Kind::host_per_step:
+        out.parameter_names.push_back(q.name + ".host_per_step" + (q.stack.empty() ? "" : "_on." + q.stack));
+        break;
       case Parameter::Kind::stack: out.parameter_names.push_back("stack: " + q.name); break;
       case Parameter::Kind::family: out.parameter_names.push_back("family: " + q.name); break;
       case Parameter::Kind::kind: out.parameter_names.push_back("kind: " + q.name); break;

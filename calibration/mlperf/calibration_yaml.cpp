@@ -59,6 +59,13 @@ std::string calibration_yaml(const FitResult& f, const std::string& data_file, c
       }
     }
     if (w.host_per_step) y += fmt::format(", host_per_step: \"{:.6g} s\"", to_seconds(*w.host_per_step));
+    if (!w.host_per_step_on.empty()) {
+      std::string on;
+      for (const auto& [stack, d] : w.host_per_step_on) {
+        on += fmt::format("{}{}: \"{:.6g} s\"", on.empty() ? "" : ", ", stack, to_seconds(d));
+      }
+      y += ", host_per_step_on: {" + on + "}";
+    }
     y += "}\n";
   }
   y += "model_error_by_scale:  # over all workloads, by range of N\n";

@@ -39,7 +39,9 @@ double efficiency_parameter(const models::Workload& w) {
 Eigen::Index FitProblem::add(Parameter p) {
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     const Parameter& q = parameters_[i];
-    if (q.kind == p.kind && q.name == p.name && q.cost == p.cost) return static_cast<Eigen::Index>(i);
+    if (q.kind == p.kind && q.name == p.name && q.cost == p.cost && q.stack == p.stack) {
+      return static_cast<Eigen::Index>(i);
+    }
   }
   parameters_.push_back(std::move(p));
   return static_cast<Eigen::Index>(parameters_.size() - 1);
@@ -74,23 +76,26 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
     auto wi = std::find_if(files_.begin(), files_.end(), [&](const auto& f) { return f.name == p.workload.name; });
     if (wi == files_.end()) wi = files_.insert(files_.end(), p.workload);
     const int w = static_cast<int>(wi - files_.begin());
-    p.deps.push_back(add({K::efficiency, p.workload.name, w, efficiency_parameter(p.workload), kWorkloadPriorSd}));
+    p.deps.push_back(add({K::efficiency, p.workload.name, w, efficiency_parameter(p.workload), kWorkloadPriorSd, -1, {}}));
     const models::EvaluationRule& e = p.workload.evaluation;
     // Each evaluation cost the workload file names is fitted, its value there the prior's centre.
     for (std::size_t k = 0; k < models::kEvaluationCosts.size(); ++k) {
       const Duration v = e.*models::kEvaluationCosts[k].member;
       if (v <= Duration{}) continue;
       p.deps.push_back(add({K::evaluation_cost, p.workload.name, w, std::log(to_seconds(v)), kWorkloadPriorSd,
-                            static_cast<int>(k)}));
+                            static_cast<int>(k), {}}));
     }
     if (p.workload.host_per_step > Duration{}) {
-      p.deps.push_back(
-          add({K::host_per_step, p.workload.name, w, std::log(to_seconds(p.workload.host_per_step)), kWorkloadPriorSd}));
+      // The fixed host time of the code the row ran: the files' (NVIDIA's) or its own stack's,
+      // with the files' value as the prior either way.
+      const std::string on = p.stack == models::Workload::kDescribedStack ? "" : p.stack;
+      p.deps.push_back(add({K::host_per_step, p.workload.name, w, std::log(to_seconds(p.workload.host_per_step)),
+                            kWorkloadPriorSd, -1, on}));
     }
     p.family = a.family + "/" + p.stack;
     // Every level gets a parameter; fit() holds those of its reference at 0.
     const auto level = [&](K kind, const std::string& key, double spread) {
-      const Eigen::Index i = add({kind, key, -1, 0.0, spread});
+      const Eigen::Index i = add({kind, key, -1, 0.0, spread, -1, {}});
       p.deps.push_back(i);
       p.levels.push_back(i);
     };
@@ -290,7 +295,10 @@ models::Calibration FitProblem::calibration(const Fit& f) const {
     if (q.kind == Parameter::Kind::evaluation_cost) {
       c.workloads[q.name].evaluation_costs[static_cast<std::size_t>(q.cost)] = seconds(std::exp(f.x[i]));
     }
-    if (q.kind == Parameter::Kind::host_per_step) c.workloads[q.name].host_per_step = seconds(std::exp(f.x[i]));
+    if (q.kind == Parameter::Kind::host_per_step) {
+      models::WorkloadCurve& curve = c.workloads[q.name];
+      (q.stack.empty() ? curve.host_per_step.emplace() : curve.host_per_step_on[q.stack]) = seconds(std::exp(f.x[i]));
+    }
   }
   // A level's uncertainty is that of the sum of the levels down to it (they are correlated: one
   // row on a new stack cannot say which of stack, family or kind is slow).

@@ -35,6 +35,7 @@ struct Parameter {
   double prior = 0;   // centre, in the transformed space
   double sd = 2;      // width, in the transformed space
   int cost = -1;      // for an evaluation cost, its index in models::kEvaluationCosts
+  std::string stack;  // for a host time per step: the stack whose code it is, empty for the files'
 };
 
 // A row resolved once: its workload, platform, batch and layout do not depend on the parameters.

@@ -124,10 +124,11 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   }
   std::optional<models::Platform> p = in.platforms.for_system(*a, row.accelerators_per_node);
   if (!a->training_peak(w->precision)) return fail("error", a->name + " has no peak usable for " + w->precision);
-  in.calibration.apply(*w);
-  // The software the row ran (its framework column) decides which calibrated levels apply; the
-  // uncertainty of the fitted parameters it rests on widens its interval.
-  const models::SoftwareEfficiency software = in.calibration.apply(p->accelerator, models::software_stack_of(row.framework, *a));
+  // The software the row ran (its framework column) decides which calibrated levels and host
+  // time apply; the uncertainty of the fitted parameters it rests on widens its interval.
+  const std::string stack = models::software_stack_of(row.framework, *a);
+  in.calibration.apply(*w, stack);
+  const models::SoftwareEfficiency software = in.calibration.apply(p->accelerator, stack);
   double curve_sd = 0;
   if (auto it = in.calibration.workloads.find(w->name); it != in.calibration.workloads.end()) curve_sd = it->second.log_sd;
   out.kind = a->name;

@@ -118,6 +118,9 @@ struct Workload {
   // synchronisation) around graph-captured compute. Fitted where the file sets it (compute
   // `host_per_step`); zero otherwise.
   Duration host_per_step;
+  // The software stack whose MLPerf code the workload files describe (NVIDIA's): their
+  // host_per_step is that code's; another stack runs other code (maxdiffusion on JAX, tinygrad).
+  static constexpr const char* kDescribedStack = "nvidia";
   std::vector<LayerGroup> layers;    // forward order
   std::int64_t train_samples = 0;    // dataset size (one epoch)
   EvaluationRule evaluation;

@@ -132,7 +132,7 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
       calibration = models::parse_calibration(config::load_file(params.string()));
     }
   }
-  calibration.apply(s.workload);
+  calibration.apply(s.workload, s.platform.accelerator.software_stack);
   calibration.apply(s.platform.accelerator);
   s.platform.accelerator.peak_for(s.workload.precision, platform.at("accelerator"));
 

@@ -153,6 +153,10 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
   // to 144 samples per GPU tell from the cost per sample.
   truth.workloads["retinanet"].host_per_step = seconds(0.004);
   truth.workloads["bert"].host_per_step = seconds(0.0025);
+  // Stable Diffusion's on NVIDIA's code and, separately, on maxdiffusion (JAX, the TPU rows): the
+  // TPU rows' logged steps at 2 to 32 images per chip tell it from the TPU's level.
+  truth.workloads["stable_diffusion"].host_per_step = seconds(0.006);
+  truth.workloads["stable_diffusion"].host_per_step_on["jax"] = seconds(0.02);
   truth.workloads["stable_diffusion"].software_efficiency = 1.6;
   truth.stacks["tinygrad"] = {std::log(0.3), 0};
   truth.stacks["jax"] = {std::log(0.8), 0};
@@ -193,6 +197,10 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
   EXPECT_NEAR(to_seconds(*retinanet.cost("host_work")), 18.0, 1.0);
   EXPECT_NEAR(to_seconds(*retinanet.cost("evaluation_scoring")), 3.0, 0.15);
   EXPECT_NEAR(to_seconds(*retinanet.host_per_step), 0.004, 0.0004);
+  const models::WorkloadCurve& sd = fit.calibration.workloads.at("stable_diffusion");
+  EXPECT_NEAR(to_seconds(*sd.host_per_step), 0.006, 0.0006);
+  ASSERT_EQ(sd.host_per_step_on.count("jax"), 1u);
+  EXPECT_NEAR(to_seconds(sd.host_per_step_on.at("jax")), 0.02, 0.002);
   // BERT's host time is loose (log sd 0.66 here: its logged steps sit at 4 and 48-144 sequences
   // per GPU, where a millisecond trades with the fused element-wise work) and the prior (1 ms)
   // pulls: within twice the fit's own uncertainty of log(host_per_step).
@@ -466,6 +474,44 @@ TEST(LeftOut, H200FromTheHopperFamily) {
 // width carries the model error of that scale.
 TEST(LeftOut, H100TheReferenceKindFromTheHopperFamily) {
   expect_left_out_kind("H100-SXM5-80GB", "family: hopper/nvidia", 0.15, 64);
+}
+
+TEST(Calibrate, HostTimePerStepIsThatOfTheCodeTheStackRuns) {
+  // NVIDIA's NeMo code (the files') 7 ms a step, maxdiffusion on JAX 26 ms: a workload applied
+  // for the jax stack takes 26 ms, for nvidia, or a stack the fit never saw, 7 ms.
+  const models::Calibration c = models::parse_calibration(config::load_string(
+      "workloads: {stable_diffusion: {software_efficiency: 2, host_per_step: \"7 ms\",\n"
+      "                               host_per_step_on: {jax: \"26 ms\"}}}\n",
+      "params.yaml"));
+  const auto host = [&](const std::string& stack) {
+    models::Workload w = *catalog().find_workload("stable_diffusion");
+    c.apply(w, stack);
+    return w.host_per_step;
+  };
+  EXPECT_EQ(host("jax"), milliseconds(26));
+  EXPECT_EQ(host("nvidia"), milliseconds(7));
+  EXPECT_EQ(host("rocm"), milliseconds(7));
+  EXPECT_EQ(host(""), milliseconds(7));
+  // In the fit, the TPU rows (maxdiffusion) depend on their own parameter, the GPU rows on the
+  // files'; both start from the file's 2 ms.
+  std::vector<std::string> skipped;
+  const PlatformCatalog platforms(catalog());
+  const FitProblem pb(v41(), catalog(), platforms, skipped);
+  const auto host_parameter = [&](const std::string& accelerator) {
+    const auto r = std::find_if(pb.rows().begin(), pb.rows().end(), [&](const PreparedRow& p) {
+      return p.row.benchmark == "stable_diffusion" && p.kind == accelerator;
+    });
+    EXPECT_NE(r, pb.rows().end()) << accelerator;
+    for (Eigen::Index i : r->deps) {
+      const Parameter& q = pb.parameters()[static_cast<std::size_t>(i)];
+      if (q.kind == Parameter::Kind::host_per_step) return q;
+    }
+    ADD_FAILURE() << accelerator << " has no host time";
+    return Parameter{};
+  };
+  EXPECT_EQ(host_parameter("TPU-v5p").stack, "jax");
+  EXPECT_EQ(host_parameter("H100-SXM5-80GB").stack, "");
+  EXPECT_DOUBLE_EQ(host_parameter("TPU-v5p").prior, std::log(0.002));
 }
 
 TEST(Calibrate, ModelErrorIsTheLargerOfTheWorkloadsAndItsScaleRanges) {
