@@ -41,6 +41,13 @@ void Calibration::apply(Workload& w, const std::string& stack) const {
   if (!scale_error.empty()) w.model_error_by_scale = scale_error;
 }
 
+double Calibration::unseen_host_spread(const Workload& w, const std::string& stack) const {
+  if (w.host_per_step <= Duration{} || stack.empty() || stack == Workload::kDescribedStack) return 0.0;
+  const auto it = workloads.find(w.name);
+  if (it == workloads.end() || !it->second.host_per_step) return 0.0;  // not calibrated: no claim made
+  return it->second.host_per_step_on.count(stack) ? 0.0 : workload_spread;
+}
+
 SoftwareEfficiency Calibration::software(const Accelerator& a, const std::string& stack_name) const {
   const std::string stack = stack_name.empty() ? a.software_stack : stack_name;
   const std::string family = a.family + "/" + stack;

@@ -61,11 +61,19 @@ struct Calibration {
   // How far a kind strays from its family, a family from its stack, a stack from the reference,
   // before any data: the priors of the fit, and the spread added for a level it never saw.
   double kind_spread = 0.15, family_spread = 0.25, stack_spread = 0.7;
+  // How far a workload's fitted quantities (host time per step, evaluation costs) may stray from
+  // the files' estimates, in log: the fit's prior width, and the spread of the host time per step
+  // of code on a stack the fit never saw (Calibration::unseen_host_spread).
+  double workload_spread = 2.0;
   std::string reference_stack = "nvidia", reference_family = "hopper/nvidia", reference_kind = "H100-SXM5-80GB";
   std::map<int, double> scale_error;  // upper bound of N -> model error there (Workload::model_error_by_scale)
 
   /// The workload's calibrated values, for its code on software `stack` (the files' when empty).
   void apply(Workload& w, const std::string& stack = {}) const;
+  /// The log-spread of `w`'s host time per step on `stack`: 0 where the fit saw that code (the
+  /// files' stack, or a fitted host_per_step_on), workload_spread for another stack's code the
+  /// fit never saw (it takes the files' value, which says little about other code).
+  double unseen_host_spread(const Workload& w, const std::string& stack) const;
   SoftwareEfficiency software(const Accelerator& a, const std::string& stack) const;
   /// Sets the accelerator's efficiency_scale for software `stack` (its own default when empty).
   SoftwareEfficiency apply(Accelerator& a, const std::string& stack = {}) const;

@@ -19,7 +19,7 @@ constexpr double kObservationSd = 0.05;
 // 0.45-0.50 s per evaluation, 2.6-3.3 s after the last one).
 constexpr double kPhaseSd = 0.15;
 // Workload parameters' priors: the files' values, a factor e^2 ~ 7 either way.
-constexpr double kWorkloadPriorSd = 2.0;
+const double kWorkloadPriorSd = models::Calibration{}.workload_spread;
 
 double logit(double p) { return std::log(p / (1 - p)); }
 double logistic(double u) { return 1 / (1 + std::exp(-u)); }

@@ -88,18 +88,25 @@ models::ParallelSpec spec_of(const models::ParallelLayout& l) {
 }
 
 namespace {
-// d log(time to train) / d log(factor) at the chosen layout: how much of the time a fitted factor
-// moves (the workload's covers element-wise work only, the accelerator's all compute; neither
-// covers communication or convergence), so that its uncertainty widens the interval by that much.
+enum class Factor { workload_efficiency, accelerator_efficiency, host_per_step };
+
+// |d log(time to train) / d log(factor)| at the chosen layout: how much of the time a fitted
+// quantity moves (the workload's efficiency covers element-wise work only, the accelerator's all
+// compute, the host time its share of the step; none covers communication or convergence), so
+// that its uncertainty widens the interval by that much.
 double sensitivity(const models::Workload& w, const models::Platform& p, int n, std::int64_t gbs,
-                   const models::ParallelSpec& spec, bool workload_factor) {
+                   const models::ParallelSpec& spec, Factor f) {
   constexpr double kStep = 0.01;
   models::Workload wd = w;
   models::Platform pd = p;
-  (workload_factor ? wd.software_efficiency : pd.accelerator.efficiency_scale) *= std::exp(kStep);
+  switch (f) {
+    case Factor::workload_efficiency: wd.software_efficiency *= std::exp(kStep); break;
+    case Factor::accelerator_efficiency: pd.accelerator.efficiency_scale *= std::exp(kStep); break;
+    case Factor::host_per_step: wd.host_per_step = scale(wd.host_per_step, std::exp(kStep)); break;
+  }
   const auto t0 = models::estimate_training(w, p, n, gbs, spec), t1 = models::estimate_training(wd, pd, n, gbs, spec);
   if (!t0.ok() || !t1.ok()) return 1.0;
-  return -std::log(to_seconds(t1.time_to_train) / to_seconds(t0.time_to_train)) / kStep;
+  return std::abs(std::log(to_seconds(t1.time_to_train) / to_seconds(t0.time_to_train))) / kStep;
 }
 }  // namespace
 
@@ -160,10 +167,13 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
     const double samples = *row.converged * (row.converged_in_epochs ? static_cast<double>(w->train_samples) : 1.0);
     out.at_logged_convergence = models::time_to_train_at(*e, *w, samples);
   }
-  if (in.samples > 0 && (curve_sd > 0 || software.log_sd > 0)) {
+  const double host_sd = in.calibration.unseen_host_spread(*w, stack);
+  if (in.samples > 0 && (curve_sd > 0 || software.log_sd > 0 || host_sd > 0)) {
     const models::ParallelSpec chosen = spec_of(e->layout);
-    w->parameter_spread = std::hypot(curve_sd * sensitivity(*w, *p, n, gbs, chosen, true),
-                                     software.log_sd * sensitivity(*w, *p, n, gbs, chosen, false));
+    const auto moved = [&](Factor f, double sd) { return sd > 0 ? sd * sensitivity(*w, *p, n, gbs, chosen, f) : 0.0; };
+    w->parameter_spread = std::hypot(std::hypot(moved(Factor::workload_efficiency, curve_sd),
+                                                moved(Factor::accelerator_efficiency, software.log_sd)),
+                                     moved(Factor::host_per_step, host_sd));
   }
   models::add_prediction_interval(out.estimate, *w, *p, in.samples, in.seed, static_cast<std::uint64_t>(row.row));
   return out;

@@ -79,13 +79,14 @@ std::vector<std::int64_t> path_edges(const Ctx& c, std::size_t upto, bool cyclic
   return e;
 }
 
-// laps x (p-1) steps; in steady state every step costs the average hop of the ring, so tier t
-// contributes its share e_t / p of the ring's edges to every step.
+// laps x (edges - 1) steps, p - 1 on a cyclic path through every rank (on a torus, per-dimension
+// rings: sum(d_i - 1) inside each slice); in steady state every step costs the average hop of the
+// ring, so tier t contributes its share e_t / edges of the ring's edges to every step.
 void add_ring_latency(const Ctx& c, CostTerms& terms, int laps, bool cyclic) {
   const std::vector<std::int64_t> e = path_edges(c, c.top, cyclic);
   std::int64_t edges = 0;
   for (std::int64_t x : e) edges += x;
-  const double steps = static_cast<double>(laps) * (c.p - 1);
+  const double steps = static_cast<double>(laps) * static_cast<double>(edges - (cyclic && c.p > 1 ? 1 : 0));
   for (std::size_t t = 0; t < e.size(); ++t) {
     if (e[t] > 0) terms.latency.push_back({t, steps * static_cast<double>(e[t]) / static_cast<double>(edges), c.alpha(t)});
   }

@@ -58,6 +58,25 @@ TEST(Ring, AcrossNodesEveryStepCostsTheAverageHopUnlessOneLinkIsSlower) {
   EXPECT_EQ(t.time(Bytes(1e6)).ps(), seconds(131.75e-6 + 0.875 * 19.375e-6 + 0.125 * 48.4375e-6).ps());
 }
 
+TEST(Ring, OnATorusEachDimensionIsItsOwnRing) {
+  // 64 chips in one 4 x 4 x 4 torus (1 us a step, 100 GB/s a chip): per-dimension rings take
+  // 3 + 3 + 3 = 9 steps a lap, not 63, so an all-reduce pays 2 x 9 = 18 steps of latency; the
+  // bytes are those of any ring, 2 x 63/64 n.
+  Platform torus = testing::simple_platform();
+  torus.topology.accelerators_per_node = 64;
+  torus.topology.tiers[0].kind = TierKind::torus;
+  torus.topology.tiers[0].size = 64;
+  const CostTerms t = terms(64, CollectiveOp::all_reduce, Algorithm::ring, Protocol::simple, torus);
+  ASSERT_EQ(t.latency.size(), 1u);
+  EXPECT_DOUBLE_EQ(t.latency[0].steps, 18);
+  EXPECT_EQ(t.time(Bytes(1e9)).ps(), seconds(18e-6 + 2.0 * 63 / 64 * 1e9 / 100e9).ps());
+  // A pipelined broadcast chain: 9 hops. The same 64 on a switch: 63.
+  EXPECT_DOUBLE_EQ(terms(64, CollectiveOp::broadcast, Algorithm::ring, Protocol::simple, torus).latency[0].steps, 9);
+  Platform flat = torus;
+  flat.topology.tiers[0].kind = TierKind::switch_;
+  EXPECT_DOUBLE_EQ(terms(64, CollectiveOp::broadcast, Algorithm::ring, Protocol::simple, flat).latency[0].steps, 63);
+}
+
 TEST(Ring, BroadcastIsAPipelinedChain) {
   // p-1 steps, every rank forwards the whole buffer once: 7 us + 1 GB / 100 GB/s
   EXPECT_EQ(terms(8, CollectiveOp::broadcast, Algorithm::ring).time(Bytes(1e9)).ps(), seconds(7e-6 + 1e-2).ps());
