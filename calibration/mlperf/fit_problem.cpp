@@ -266,9 +266,11 @@ FitProblem::Fit FitProblem::fit(const std::vector<std::size_t>& use, Eigen::Vect
 
 models::Calibration FitProblem::calibration(const Fit& f) const {
   models::Calibration c = defaults_;
-  c.reference_stack = f.reference_stack;
-  c.reference_family = f.reference_family;
-  c.reference_kind = f.reference_kind;
+  if (!f.reference_kind.empty()) {  // a fit on no rows keeps the defaults
+    c.reference_stack = f.reference_stack;
+    c.reference_family = f.reference_family;
+    c.reference_kind = f.reference_kind;
+  }
   const auto sd_of_sum = [&](const std::vector<Eigen::Index>& idx) {
     double v = 0;
     for (Eigen::Index a : idx) {

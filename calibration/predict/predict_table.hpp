@@ -3,6 +3,7 @@
 // the published times (absolute percentage error, coverage of [p10, p90]) by benchmark and scale.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,7 @@ struct ValidationRow {
   // Predicted at the row's logged convergence / published - 1 (NaN where the row gives none): the
   // error of the time per sample, without the spread of convergence between runs no model of
   // the hardware predicts (BERT on 2 RTX A5000 converged at 1.4-1.5x the RCP mean).
-  double error_at_logged_convergence = 0;
+  double error_at_logged_convergence = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct ErrorSummary {

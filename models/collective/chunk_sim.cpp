@@ -57,6 +57,9 @@ struct RingSim {
   }
 };
 
+// One flat ring through every rank, p - 1 steps a lap, also on a torus, where the analytic
+// model costs XLA's per-dimension rings (sum of d_i - 1 steps a lap): there this fidelity plays
+// a slower algorithm than the library runs.
 ChunkResult ring(const Platform& platform, const Group& group, CollectiveOp op, Protocol proto, Bytes n) {
   RingSim sim;
   sim.p = group.ranks();
