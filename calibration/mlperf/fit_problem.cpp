@@ -18,9 +18,6 @@ constexpr double kObservationSd = 0.05;
 // 1.1-1.8x the later ones and the runs of one system differ by ~10 % (RetinaNet at 2,528 GPUs:
 // 0.45-0.50 s per evaluation, 2.6-3.3 s after the last one).
 constexpr double kPhaseSd = 0.15;
-// Workload parameters' priors: the files' values, a factor e^2 ~ 7 either way.
-const double kWorkloadPriorSd = models::Calibration{}.workload_spread;
-
 double logit(double p) { return std::log(p / (1 - p)); }
 double logistic(double u) { return 1 / (1 + std::exp(-u)); }
 
@@ -68,21 +65,20 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
     p.system = r.submitter + " / " + r.system_name;
     p.kind = a.name;
     p.stack = models::software_stack_of(r.framework, a);
-    if (r.converged) {
-      p.converged_samples =
-          *r.converged * (r.converged_in_epochs ? static_cast<double>(p.workload.train_samples) : 1.0);
-    }
+    p.converged_samples = r.converged_samples(p.workload.train_samples).value_or(0.0);
 
     auto wi = std::find_if(files_.begin(), files_.end(), [&](const auto& f) { return f.name == p.workload.name; });
     if (wi == files_.end()) wi = files_.insert(files_.end(), p.workload);
     const int w = static_cast<int>(wi - files_.begin());
-    p.deps.push_back(add({K::efficiency, p.workload.name, w, efficiency_parameter(p.workload), kWorkloadPriorSd, -1, {}}));
+    // Workload parameters' priors: the files' values, a factor e^workload_spread either way.
+    const double prior_sd = defaults_.workload_spread;
+    p.deps.push_back(add({K::efficiency, p.workload.name, w, efficiency_parameter(p.workload), prior_sd, -1, {}}));
     const models::EvaluationRule& e = p.workload.evaluation;
     // Each evaluation cost the workload file names is fitted, its value there the prior's centre.
     for (std::size_t k = 0; k < models::kEvaluationCosts.size(); ++k) {
       const Duration v = e.*models::kEvaluationCosts[k].member;
       if (v <= Duration{}) continue;
-      p.deps.push_back(add({K::evaluation_cost, p.workload.name, w, std::log(to_seconds(v)), kWorkloadPriorSd,
+      p.deps.push_back(add({K::evaluation_cost, p.workload.name, w, std::log(to_seconds(v)), prior_sd,
                             static_cast<int>(k), {}}));
     }
     if (p.workload.host_per_step > Duration{}) {
@@ -90,7 +86,7 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
       // with the files' value as the prior either way.
       const std::string on = p.stack == models::Workload::kDescribedStack ? "" : p.stack;
       p.deps.push_back(add({K::host_per_step, p.workload.name, w, std::log(to_seconds(p.workload.host_per_step)),
-                            kWorkloadPriorSd, -1, on}));
+                            prior_sd, -1, on}));
     }
     p.family = a.family + "/" + p.stack;
     // Every level gets a parameter; fit() holds those of its reference at 0.

@@ -40,9 +40,14 @@ struct MlperfResult {
   // What the scored runs converged at: the submission's mean samples (or epochs) to converge
   // times MLPerf's RCP scaling factor (above 1 when the runs converged faster than the reference,
   // whose mean the score then stands for). An outcome of the runs, like the time: the fit reads
-  // it for the rows it fits on, a prediction never does.
+  // it for the rows it fits on, a prediction never does (validation also reports the error at it).
   std::optional<double> converged;
   bool converged_in_epochs = false;
+  /// `converged` in samples, for a workload whose epoch is `train_samples`; empty when not given.
+  std::optional<double> converged_samples(std::int64_t train_samples) const {
+    if (!converged) return std::nullopt;
+    return *converged * (converged_in_epochs ? static_cast<double>(train_samples) : 1.0);
+  }
   std::string org_folder, system_folder;  // where its logs are (empty when the table has no such columns)
   std::vector<PhaseObservation> phases;
 };

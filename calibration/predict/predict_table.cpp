@@ -194,9 +194,9 @@ output::Table step_table(const ValidationReport& rep) {
   output::Column model{"model_step_ms", "ms", "the simulated step, stragglers included", false, {}, {}};
   output::Column err{"error", "1", "model / logged - 1", false, {}, {}};
   for (const auto& r : rep.rows) {
+    const double step_s = to_seconds(r.prediction.estimate.step.step);
     for (const PhaseObservation& o : r.row.phases) {
       if (o.phase != PhaseObservation::Phase::training_step) continue;
-      const double step_s = to_seconds(r.prediction.estimate.step.step);
       bench.push_back(r.row.benchmark);
       system.push_back(r.row.submitter + " " + r.row.system_name);
       kind.push_back(r.prediction.kind);

@@ -163,9 +163,8 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   if (!e->ok()) return fail(e->status, e->message);
   out.estimate = *e;
   out.platform = *p;
-  if (row.converged) {
-    const double samples = *row.converged * (row.converged_in_epochs ? static_cast<double>(w->train_samples) : 1.0);
-    out.at_logged_convergence = models::time_to_train_at(*e, *w, samples);
+  if (const auto samples = row.converged_samples(w->train_samples)) {
+    out.at_logged_convergence = models::time_to_train_at(*e, *w, *samples);
   }
   const double host_sd = in.calibration.unseen_host_spread(*w, stack);
   if (in.samples > 0 && (curve_sd > 0 || software.log_sd > 0 || host_sd > 0)) {

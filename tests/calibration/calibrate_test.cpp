@@ -174,10 +174,8 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
     const SystemPrediction p = predict_system(r, generate);
     if (p.status != "ok") continue;
     models::Workload w = *catalog().find_workload(r.benchmark);
-    truth.apply(w);
-    const double samples =
-        r.converged ? *r.converged * (r.converged_in_epochs ? static_cast<double>(w.train_samples) : 1.0)
-                    : p.estimate.convergence.mean_samples;
+    truth.apply(w, models::software_stack_of(r.framework, *catalog().find_accelerator(r.accelerator)));
+    const double samples = r.converged_samples(w.train_samples).value_or(p.estimate.convergence.mean_samples);
     r.time_to_train_min = to_seconds(models::time_to_train_at(p.estimate, w, samples)) / 60;
     const models::EvaluationCost ev =
         models::evaluation_cost(w, p.estimate.layout, p.estimate.step.forward_per_micro_batch, p.estimate.step.step,
