@@ -1,5 +1,6 @@
 # scalepoint-gpu-bench: optional CUDA timings (GEMM, memory bandwidth, NCCL all-reduce) for
-# calibrating a platform's GPUs. Off by default so that neither the default build nor the tests
+# calibrating a platform's GPUs; scalepoint-coloc-bench: K processes sharing one GPU (time slicing,
+# MPS) and the board's power. Off by default so that neither the default build nor the tests
 # need a CUDA toolkit. Included from calibration/CMakeLists.txt.
 option(SCALEPOINT_WITH_CUDA "Build scalepoint-gpu-bench (needs the CUDA toolkit; NCCL optional)" OFF)
 
@@ -38,6 +39,14 @@ if(SCALEPOINT_WITH_CUDA)
     CUDA_STANDARD_REQUIRED ON
     CUDA_RUNTIME_LIBRARY Shared
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+  add_executable(scalepoint-coloc-bench ${CMAKE_CURRENT_LIST_DIR}/coloc_bench.cu)
+  target_include_directories(scalepoint-coloc-bench PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(scalepoint-coloc-bench PRIVATE CUDA::cudart CUDA::cublasLt CLI11::CLI11 ${CMAKE_DL_LIBS})
+  set_target_properties(scalepoint-coloc-bench PROPERTIES
+    CUDA_STANDARD 17
+    CUDA_STANDARD_REQUIRED ON
+    CUDA_RUNTIME_LIBRARY Shared
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
   if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
     target_include_directories(scalepoint-gpu-bench PRIVATE ${NCCL_INCLUDE_DIR})
     target_link_libraries(scalepoint-gpu-bench PRIVATE ${NCCL_LIBRARY})
@@ -50,19 +59,21 @@ if(SCALEPOINT_WITH_CUDA)
   # The project's add_compile_options (-Wall -Wextra -Wpedantic -ffp-contract=off, -Werror) are
   # GCC flags that nvcc rejects. Hand them to the host compiler through -Xcompiler instead, all but
   # -Wpedantic, which fires on the line markers of nvcc's own generated host code.
-  get_target_property(_sp_inherited scalepoint-gpu-bench COMPILE_OPTIONS)
-  if(_sp_inherited)
-    set(_sp_options "")
-    foreach(_sp_option IN LISTS _sp_inherited)
-      if(_sp_option MATCHES "^\\$<")  # already a generator expression: assume it guards itself
-        list(APPEND _sp_options "${_sp_option}")
-        continue()
-      endif()
-      list(APPEND _sp_options "$<$<COMPILE_LANGUAGE:CXX,C>:${_sp_option}>")
-      if(NOT _sp_option MATCHES "^-Wpedantic$|^-pedantic")
-        list(APPEND _sp_options "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=${_sp_option}>")
-      endif()
-    endforeach()
-    set_property(TARGET scalepoint-gpu-bench PROPERTY COMPILE_OPTIONS "${_sp_options}")
-  endif()
+  foreach(_sp_target scalepoint-gpu-bench scalepoint-coloc-bench)
+    get_target_property(_sp_inherited ${_sp_target} COMPILE_OPTIONS)
+    if(_sp_inherited)
+      set(_sp_options "")
+      foreach(_sp_option IN LISTS _sp_inherited)
+        if(_sp_option MATCHES "^\\$<")  # already a generator expression: assume it guards itself
+          list(APPEND _sp_options "${_sp_option}")
+          continue()
+        endif()
+        list(APPEND _sp_options "$<$<COMPILE_LANGUAGE:CXX,C>:${_sp_option}>")
+        if(NOT _sp_option MATCHES "^-Wpedantic$|^-pedantic")
+          list(APPEND _sp_options "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=${_sp_option}>")
+        endif()
+      endforeach()
+      set_property(TARGET ${_sp_target} PROPERTY COMPILE_OPTIONS "${_sp_options}")
+    endif()
+  endforeach()
 endif()

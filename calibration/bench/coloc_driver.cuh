@@ -1,0 +1,257 @@
+// scalepoint-coloc-bench's driver: it never opens a CUDA context itself (a forked process could not
+// use one); every GPU phase is a fresh process of the same program in an internal role, started
+// with fork and exec, reporting on a pipe, while the driver samples NVML every 20 ms.
+#pragma once
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace coloc {
+
+struct Options {
+  std::string out = "coloc_bench.csv", sharing = "time_slicing";
+  std::vector<int> jobs = {1, 2, 4, 8};
+  std::vector<std::string> cases;  // empty: all
+  double job_seconds = 0.6;
+  bool no_power = false, no_probe = false;
+};
+
+// The loops K processes run together. A width of 0 means every SM.
+struct Case {
+  const char* name;
+  int width;
+  double kernel_us, gap_us;
+  int launches;
+};
+constexpr Case kCases[] = {
+    {"host_bound", 4, 20, 60, 10},     // a small model under an eager framework: the GPU mostly waits
+    {"balanced", 16, 50, 25, 10},      // half the time on the host
+    {"device_narrow", 8, 200, 5, 10},  // kernels too small to fill the GPU, little host time
+    {"device_wide", 0, 200, 5, 10},    // kernels that fill it
+    // Streams that never run dry (no host gap, 100 launches a step): whether a context keeps the
+    // device for its time slice or hands it over at every kernel's end when others wait.
+    {"queued_short", 16, 20, 0, 100},
+    {"queued_long", 16, 200, 0, 100},
+};
+
+struct Child {
+  pid_t pid;
+  int fd;
+};
+
+inline Child spawn(const char* self, const std::vector<std::string>& args) {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    close(fds[0]);
+    close(fds[1]);
+    std::vector<char*> argv{const_cast<char*>(self)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(self, argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  return {pid, fds[0]};
+}
+
+struct Sample {
+  long long t_ns;
+  double energy_j, power_w, clock_mhz, utilisation;
+};
+
+// Waits for every child while sampling the board; returns each child's one output line.
+inline std::vector<std::string> await(const std::vector<Child>& children, const Nvml& nvml,
+                                      std::vector<Sample>& samples) {
+  std::vector<std::string> lines(children.size());
+  std::vector<bool> running(children.size(), true);
+  for (std::size_t alive = children.size(); alive > 0;) {
+    if (nvml.ok())
+      samples.push_back({now_ns(), nvml.energy_j(), nvml.power_w(), nvml.sm_clock_mhz(), nvml.gpu_utilisation()});
+    usleep(20000);
+    for (std::size_t i = 0; i < children.size(); ++i) {
+      int status = 0;
+      if (!running[i] || waitpid(children[i].pid, &status, WNOHANG) != children[i].pid) continue;
+      running[i] = false;
+      --alive;
+      char buffer[512];
+      ssize_t n = 0;
+      while ((n = read(children[i].fd, buffer, sizeof buffer)) > 0) lines[i].append(buffer, static_cast<size_t>(n));
+      close(children[i].fd);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        throw std::runtime_error("a worker process failed (status " + std::to_string(status) + ")");
+    }
+  }
+  if (nvml.ok())  // the last child may have ended after the last sample
+    samples.push_back({now_ns(), nvml.energy_j(), nvml.power_w(), nvml.sm_clock_mhz(), nvml.gpu_utilisation()});
+  return lines;
+}
+
+struct Window {  // the board over [t0, t1]
+  double energy_j = NAN, power_w = NAN, clock_mhz = NAN, utilisation = NAN;
+};
+
+inline Window measure(const std::vector<Sample>& s, long long t0, long long t1) {
+  Window w;
+  const auto energy_at = [&](long long t) {
+    for (std::size_t i = 1; i < s.size(); ++i) {
+      if (s[i].t_ns < t) continue;
+      const double f = double(t - s[i - 1].t_ns) / double(s[i].t_ns - s[i - 1].t_ns);
+      return s[i - 1].energy_j + std::clamp(f, 0.0, 1.0) * (s[i].energy_j - s[i - 1].energy_j);
+    }
+    return double(NAN);
+  };
+  if (s.size() < 2 || t1 <= t0) return w;
+  w.energy_j = energy_at(t1) - energy_at(t0);
+  w.power_w = w.energy_j / ((t1 - t0) * 1e-9);
+  double clock = 0, util = 0;
+  int n = 0;
+  for (const Sample& x : s) {
+    if (x.t_ns < t0 || x.t_ns > t1) continue;
+    clock += x.clock_mhz;
+    util += x.utilisation;
+    ++n;
+  }
+  if (n > 0) w.clock_mhz = clock / n, w.utilisation = util / n;
+  return w;
+}
+
+struct Report {  // one line of a child: ready, start, end (CLOCK_MONOTONIC ns) and three figures
+  long long ready = 0, start = 0, end = 0;
+  double a = NAN, b = NAN, c = NAN;
+};
+inline Report parse(const std::string& line) {
+  Report r;
+  std::istringstream in(line);
+  std::string x, y, z;
+  if (!(in >> r.ready >> r.start >> r.end >> x >> y >> z)) throw std::runtime_error("bad worker output: " + line);
+  r.a = std::stod(x), r.b = std::stod(y), r.c = std::stod(z);
+  return r;
+}
+
+inline std::string fmt(double v, const char* f = "%.6g") {
+  if (std::isnan(v)) return "";
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+int drive(const Options& o, const char* self) {
+  Nvml nvml;
+  if (!nvml.ok()) std::fprintf(stderr, "scalepoint-coloc-bench: NVML not available; no energy columns\n");
+  std::vector<Sample> samples;
+  const Child cal = spawn(self, {"--role", "calibrate"});
+  std::istringstream calibration(await({cal}, nvml, samples)[0]);
+  double ns_per_iteration = 0;
+  int sms = 0;
+  std::string device;
+  calibration >> ns_per_iteration >> sms;
+  std::getline(calibration >> std::ws, device);
+  std::fprintf(stderr, "%s: %d SMs, %.4f ns per FMA iteration\n", device.c_str(), sms, ns_per_iteration);
+  const auto iterations = [&](double us) { return std::to_string(std::max(1L, std::lround(us * 1e3 / ns_per_iteration))); };
+
+  std::ostringstream csv;
+  csv << "kind,case,sharing,jobs,width_sms,kernel_us,gap_us,launches_per_step,steps,makespan_s,job_mean_s,serial_s,"
+         "speedup,energy_j,power_w,sm_clock_mhz,gpu_utilisation,latency_median_us,latency_p90_us,latency_max_us,"
+         "late_jobs,achieved_tflops,device\n";
+  // Runs `loops` (worker argument lists) together, starting when all can have their contexts.
+  const auto together = [&](const std::vector<std::vector<std::string>>& loops, double setup_s) {
+    const long long start = now_ns() + static_cast<long long>(setup_s * 1e9);
+    std::vector<Child> children;
+    for (auto args : loops) {
+      args.insert(args.end(), {"--role", "worker", "--start-ns", std::to_string(start)});
+      children.push_back(spawn(self, args));
+    }
+    samples.clear();
+    std::vector<Report> reports;
+    for (const std::string& line : await(children, nvml, samples)) reports.push_back(parse(line));
+    return reports;
+  };
+  const auto row = [&](const char* kind, const std::string& name, int jobs, int width, double kernel_us, double gap_us,
+                       int launches, long long steps, double makespan, double job_mean, double serial,
+                       const Window& w, double lat50, double lat90, double latmax, int late, double tflops = NAN) {
+    csv << kind << ',' << name << ',' << o.sharing << ',' << jobs << ',' << width << ',' << fmt(kernel_us) << ','
+        << fmt(gap_us) << ',' << launches << ',' << steps << ',' << fmt(makespan) << ',' << fmt(job_mean) << ','
+        << fmt(serial) << ',' << fmt(serial / makespan, "%.4f") << ',' << fmt(w.energy_j) << ','
+        << fmt(w.power_w, "%.1f") << ',' << fmt(w.clock_mhz, "%.0f") << ',' << fmt(w.utilisation, "%.3f") << ','
+        << fmt(lat50) << ',' << fmt(lat90) << ',' << fmt(latmax) << ',' << late << ',' << fmt(tflops, "%.1f") << ",\"" << device << "\"\n";
+    std::fprintf(stderr, "%s %s K=%d: makespan %.3f s, speedup %.3f, %.0f W\n", kind, name.c_str(), jobs, makespan,
+                 serial / makespan, w.power_w);
+  };
+
+  for (const Case& c : kCases) {
+    if (!o.cases.empty() && std::find(o.cases.begin(), o.cases.end(), c.name) == o.cases.end()) continue;
+    const int width = c.width == 0 ? sms : c.width;
+    const long long steps = std::max(1L, std::lround(o.job_seconds * 1e6 / (c.launches * (c.kernel_us + c.gap_us))));
+    const std::vector<std::string> loop = {"--width", std::to_string(width), "--iterations", iterations(c.kernel_us),
+                                           "--launches", std::to_string(c.launches), "--gap-us", fmt(c.gap_us),
+                                           "--steps", std::to_string(steps)};
+    double one = NAN;
+    for (int k : o.jobs) {
+      const auto r = together(std::vector<std::vector<std::string>>(k, loop), 1.5 + 0.2 * k);
+      long long t0 = r[0].start, t1 = 0;
+      double sum = 0;
+      int late = 0;
+      for (const Report& x : r) {
+        t0 = std::min(t0, x.start), t1 = std::max(t1, x.end);
+        sum += (x.end - x.start) * 1e-9;
+        late += x.ready > x.start;
+      }
+      const double makespan = (t1 - t0) * 1e-9;
+      if (k == 1) one = makespan;
+      row("colocation", c.name, k, width, c.kernel_us, c.gap_us, c.launches, steps, makespan, sum / k, k * one,
+          measure(samples, t0, t1), NAN, NAN, NAN, late);
+    }
+  }
+
+  // A short kernel's round trip, alone and beside long kernels on all but four SMs.
+  const std::vector<std::string> probe = {"--width", "1", "--iterations", iterations(10), "--launches", "1",
+                                          "--gap-us", "2000", "--steps", "400", "--probe"};
+  const std::vector<std::string> hog = {"--width", std::to_string(sms - 4), "--iterations", iterations(20000),
+                                        "--launches", "1", "--gap-us", "0", "--steps", "60"};
+  for (bool loaded : {false, true}) {
+    if (o.no_probe) break;
+    const auto r = loaded ? together({probe, hog}, 2.0) : together({probe}, 1.5);
+    const Report& p = r[0];
+    row("probe", loaded ? "beside_long_kernels" : "alone", loaded ? 2 : 1, 1, 10, 2000, 1, 400,
+        (p.end - p.start) * 1e-9, (p.end - p.start) * 1e-9, NAN, measure(samples, p.start, p.end), p.a, p.b, p.c,
+        p.ready > p.start);
+  }
+
+  if (!o.no_power) {
+    // Idle with no context at all: the driver alone, sampling.
+    samples.clear();
+    const long long t0 = now_ns();
+    const long long t1 = t0 + 3'000'000'000LL;
+    while (samples.empty() || samples.back().t_ns < t1) {
+      samples.push_back({now_ns(), nvml.energy_j(), nvml.power_w(), nvml.sm_clock_mhz(), nvml.gpu_utilisation()});
+      usleep(20000);
+    }
+    row("power", "idle_no_context", 0, 0, 0, 0, 0, 0, 3, 3, NAN, measure(samples, t0, t1), NAN, NAN, NAN, 0);
+    const auto phase = [&](const std::string& name, const std::vector<std::string>& args, int width) {
+      samples.clear();
+      const Report r = parse(await({spawn(self, args)}, nvml, samples)[0]);
+      const double s = (r.end - r.start) * 1e-9;
+      row("power", name, width > 0 ? 1 : 0, width, 0, 0, 0, 0, s, s, NAN, measure(samples, r.start, r.end), NAN,
+          NAN, NAN, 0, r.a);
+    };
+    phase("idle_context", {"--role", "hold", "--seconds", "3"}, 0);
+    for (int w : {1, 8, 33, 66, sms}) {
+      phase("fma_" + std::to_string(w) + "_sms",
+            {"--role", "worker", "--width", std::to_string(w), "--iterations", iterations(1000), "--launches", "100",
+             "--gap-us", "0", "--steps", "30", "--start-ns", "0"},
+            w);
+    }
+    phase("gemm_bf16_8192", {"--role", "gemm", "--seconds", "4"}, sms);
+  }
+  const std::string tmp = o.out + ".tmp";
+  std::ofstream(tmp) << csv.str();
+  if (std::rename(tmp.c_str(), o.out.c_str()) != 0) throw std::runtime_error("cannot write " + o.out);
+  return 0;
+}
+
+}  // namespace coloc

@@ -1,0 +1,54 @@
+// The board's energy counter, power, SM clock and utilisation through NVML, opened at run time
+// (libnvidia-ml ships with the driver, not the toolkit, and has no header on a build machine
+// without one). The five entry points are NVML's documented C API
+// (https://docs.nvidia.com/deploy/nvml-api/): an nvmlReturn_t of 0 is success, a device is an
+// opaque handle, energy is in mJ since the driver loaded (Volta and later), power in mW.
+#pragma once
+
+#include <dlfcn.h>
+
+namespace coloc {
+
+class Nvml {
+ public:
+  Nvml() {
+    lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+    if (!lib_) return;
+    const auto sym = [&](const char* name) { return dlsym(lib_, name); };
+    auto init = reinterpret_cast<int (*)()>(sym("nvmlInit_v2"));
+    auto handle = reinterpret_cast<int (*)(unsigned, void**)>(sym("nvmlDeviceGetHandleByIndex_v2"));
+    energy_ = reinterpret_cast<int (*)(void*, unsigned long long*)>(sym("nvmlDeviceGetTotalEnergyConsumption"));
+    power_ = reinterpret_cast<int (*)(void*, unsigned*)>(sym("nvmlDeviceGetPowerUsage"));
+    clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(sym("nvmlDeviceGetClockInfo"));
+    utilisation_ = reinterpret_cast<int (*)(void*, unsigned*)>(sym("nvmlDeviceGetUtilizationRates"));
+    ok_ = init && handle && energy_ && power_ && clock_ && utilisation_ && init() == 0 && handle(0, &device_) == 0;
+  }
+  bool ok() const { return ok_; }
+  double energy_j() const {
+    unsigned long long mj = 0;
+    return ok_ && energy_(device_, &mj) == 0 ? mj * 1e-3 : -1;
+  }
+  double power_w() const {
+    unsigned mw = 0;
+    return ok_ && power_(device_, &mw) == 0 ? mw * 1e-3 : -1;
+  }
+  double sm_clock_mhz() const {
+    unsigned mhz = 0;
+    return ok_ && clock_(device_, 1 /* NVML_CLOCK_SM */, &mhz) == 0 ? double(mhz) : -1.0;
+  }
+  double gpu_utilisation() const {  // nvmlUtilization_t {gpu, memory}: percent of the last sample period
+    unsigned u[2] = {0, 0};
+    return ok_ && utilisation_(device_, u) == 0 ? u[0] * 1e-2 : -1;
+  }
+
+ private:
+  void* lib_ = nullptr;
+  void* device_ = nullptr;
+  bool ok_ = false;
+  int (*energy_)(void*, unsigned long long*) = nullptr;
+  int (*power_)(void*, unsigned*) = nullptr;
+  int (*clock_)(void*, int, unsigned*) = nullptr;
+  int (*utilisation_)(void*, unsigned*) = nullptr;
+};
+
+}  // namespace coloc
