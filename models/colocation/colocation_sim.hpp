@@ -46,8 +46,8 @@ struct DeviceSharing {
   enum class Mode { exclusive, concurrent, partitioned } mode = Mode::exclusive;
   int sms = 1;
   BytesPerSecond memory_bandwidth;  // achievable
-  Duration time_slice = microseconds(1024);
-  Duration switch_cost = microseconds(50);
+  Duration time_slice = microseconds(1790);  // measured on an H100 (sim/scenario/colocation.hpp)
+  Duration switch_cost = microseconds(143);
   double client_sm_share = 1;  // MPS active thread percentage / 100
   int admit = 1;               // jobs resident at once
   int partition_sms = 0;                // partitioned: each instance's SMs

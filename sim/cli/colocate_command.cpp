@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/cli/commands.hpp"
+#include "sim/config/csv.hpp"
 #include "sim/core/error.hpp"
 #include "sim/output/manifest.hpp"
 #include "sim/output/plot.hpp"
@@ -85,8 +86,62 @@ int colocate_validate(const ColocateOptions& o) {
   return 0;
 }
 
+// Against K processes measured on one GPU (scalepoint-coloc-bench's CSV): colocation_<stem>.{csv,png}.
+int colocate_validate_bench(const ColocateOptions& o) {
+  const models::Catalog catalog(models::data_root() / "models");
+  TimeSlicingDerivation derived;
+  const output::Table t = validate_sharing_bench(o.validate, catalog, &derived);
+  const fs::path dir = o.out_dir.empty() ? fs::path("results") / "validation" : fs::path(o.out_dir);
+  const std::string base = "colocation_" + fs::path(o.validate).stem().string();
+  output::StagedFiles files(dir);
+  files.write(base + ".csv", output::to_csv(t));
+  std::string data[2];
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    if (t.column("jobs").values[i] < 2) continue;
+    data[t.column("sharing").text[i] == "mps" ? 1 : 0] +=
+        fmt::format("{} {}\n", t.column("measured_speedup").values[i], t.column("model_speedup").values[i]);
+  }
+  const std::string script = fmt::format(
+      "set terminal pngcairo noenhanced size 760,640 font 'sans,11'\nset output '{}'\n"
+      "$ts << EOD\n{}EOD\n$mps << EOD\n{}EOD\n"
+      "set logscale xy\nset grid\nset key top left\nset xrange [0.7:10]\nset yrange [0.7:10]\n"
+      "set xlabel 'measured speedup over one job at a time (K = 2, 4, 8)'\nset ylabel 'simulated speedup'\n"
+      "set title 'co-location: synthetic loops on one {}'\n"
+      "plot x title 'model = measured' lc rgb 'black', 1.1*x dt 2 lc rgb 'gray' title '+-10 %', 0.9*x dt 2 lc rgb 'gray' "
+      "notitle, $ts using 1:2 with points pt 7 ps 1.3 title 'time slicing', $mps using 1:2 with points pt 5 ps 1.3 "
+      "title 'MPS'\n",
+      files.stage(base + ".png").string(), data[0], data[1], fs::path(o.validate).stem().string());
+  const bool plotted = output::run_gnuplot(script, dir);
+  if (!plotted) files.drop(base + ".png");
+  files.commit();
+  if (!o.quiet) {
+    int inside = 0, validated = 0;
+    for (std::size_t i = 0; i < t.rows(); ++i) {
+      const bool checked = t.column("use").text[i] == "validation";
+      validated += checked ? 1 : 0;
+      inside += checked && t.column("within_tolerance").values[i] > 0 ? 1 : 0;
+      std::printf("%-14s %-13s K=%-2.0f measured %5.3f  model %5.3f  %+6.1f%%  %s\n", t.column("case").text[i].c_str(),
+                  t.column("sharing").text[i].c_str(), t.column("jobs").values[i], t.column("measured_speedup").values[i],
+                  t.column("model_speedup").values[i], 100 * t.column("error").values[i], t.column("use").text[i].c_str());
+    }
+    const ColocationSpec defaults;
+    std::printf("derived from the measurements: host cost per launch %.2f us, time slice %.0f us, switch %.0f us "
+                "(the scenarios' defaults: %.0f us, %.0f us)\n",
+                to_seconds(derived.launch_cost) * 1e6, to_seconds(derived.time_slice) * 1e6,
+                to_seconds(derived.switch_cost) * 1e6, to_seconds(defaults.time_slice) * 1e6,
+                to_seconds(defaults.switch_cost) * 1e6);
+    std::printf("%d of %d validation rows within tolerance; wrote %s/%s.{csv%s}\n", inside, validated,
+                dir.string().c_str(), base.c_str(), plotted ? ",png" : "");
+  }
+  return 0;
+}
+
 int colocate_command(const ColocateOptions& o) {
-  if (!o.validate.empty()) return colocate_validate(o);
+  if (!o.validate.empty()) {
+    // scalepoint-coloc-bench's measurements carry the loops' shapes; published points name scenarios.
+    const bool bench = config::CsvTable::read(o.validate).has_column("launches_per_step");
+    return bench ? colocate_validate_bench(o) : colocate_validate(o);
+  }
   if (o.scenario.empty()) throw InputError({"colocate", 0, 0}, "", "needs a scenario file or --validate FILE");
   std::vector<config::Override> overrides;
   for (const auto& s : o.overrides) overrides.push_back(config::parse_override(s));

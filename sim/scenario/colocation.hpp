@@ -29,6 +29,10 @@
 #include "sim/config/loader.hpp"
 #include "sim/output/table.hpp"
 
+namespace sp::config {
+class CsvTable;
+}
+
 namespace sp {
 
 enum class Strategy { sequential, time_slicing, mps, fractional, fused, mig };
@@ -50,7 +54,14 @@ struct ColocationSpec {
   std::vector<Strategy> strategies;
   double host_cores = 8;
   Watts host_power{275};  // the host's share while the jobs run
-  Duration time_slice = microseconds(1024), switch_cost = microseconds(50), start_up = seconds(5.0);
+  // Time slicing as measured on an H100 (driver 580) by scalepoint-coloc-bench and derived in closed
+  // form by `scalepoint colocate --validate calibration/data/colocation/h100_coloc_bench.csv`
+  // (derive_time_slicing): the slice a context keeps the device for while others wait (the
+  // driver's nominal channel-group timeslice is 1,024 us, open-gpu-kernel-modules
+  // kernel_fifo_gv100.c; the device holds it about 1.8 ms), and the device's idle time per switch.
+  // Assumed for other GPUs until measured on them.
+  Duration time_slice = microseconds(1790), switch_cost = microseconds(143);
+  Duration start_up = seconds(5.0);
   Bytes context_memory{0.5e9};
   double mps_thread_share = 1;
   double fraction = 0.25;
@@ -98,5 +109,21 @@ namespace sp {
 /// (scenarios/colocation/<scenario>.yaml) run at its K, one row per published point with the
 /// model's speedup, the error and whether it is within the tolerance.
 output::Table validate_colocation(const std::string& published_csv, const models::Catalog& catalog);
+
+/// The time-slicing constants that K processes measured on one GPU (scalepoint-coloc-bench's CSV)
+/// give in closed form: the host's cost of a launch (the host-bound loop alone), the switch cost
+/// (the queued_long loop's loss against one job at a time) and the time slice (the probe's longest
+/// wait beside long kernels, less a switch and its round trip alone).
+struct TimeSlicingDerivation {
+  Duration launch_cost, time_slice, switch_cost;
+};
+TimeSlicingDerivation derive_time_slicing(const config::CsvTable& bench, Duration kernel_latency);
+
+/// The co-location simulation, with the scenario defaults' time slice and switch cost, against
+/// scalepoint-coloc-bench's rows (calibration/data/colocation/h100_coloc_bench.csv): one row per
+/// measured K, case and sharing with both speedups and makespans, and what the row is used for;
+/// `derived`, if given, receives the constants the measurements give.
+output::Table validate_sharing_bench(const std::string& bench_csv, const models::Catalog& catalog,
+                                     TimeSlicingDerivation* derived = nullptr);
 
 }  // namespace sp

@@ -73,4 +73,146 @@ output::Table validate_colocation(const std::string& published_csv, const models
   return t;
 }
 
+// The co-location simulation against K processes measured sharing a real GPU
+// (scalepoint-coloc-bench, calibration/data/colocation/h100_coloc_bench.csv). The bench's loops are
+// synthetic, so each becomes simulated jobs directly: per step `launches_per_step` kernels of
+// `width_sms` SMs lasting kernel_us plus the GPU's kernel latency, each launch after gap_us plus
+// the host's cost of a launch, one synchronisation a step.
+namespace {
+constexpr double kTolerance = 0.10;  // measured repeatability 0.5 %; the rest is the model's
+constexpr double kHostCores = 16;    // the GPU node's cores (one spinning thread per worker)
+
+// The row of (kind, case, sharing, jobs) in the first run that has it.
+std::size_t row_of(const config::CsvTable& t, const std::string& kind, const std::string& name,
+                   const std::string& sharing, int jobs) {
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    if (t.cell(i, "kind") == kind && t.cell(i, "case") == name && t.cell(i, "sharing") == sharing &&
+        t.integer(i, "jobs") == jobs)
+      return i;
+  }
+  throw InputError({t.file(), 0, 0}, "case", "no " + kind + " row '" + name + "' (" + sharing + ", K = " +
+                                               std::to_string(jobs) + ") to derive the time-slicing constants from");
+}
+
+double positive(const config::CsvTable& t, std::size_t row, const std::string& column) {
+  const auto v = t.number(row, column);
+  if (!v || !(*v > 0)) t.fail(row, column, "needs a positive number");
+  return *v;
+}
+}  // namespace
+
+TimeSlicingDerivation derive_time_slicing(const config::CsvTable& t, Duration kernel_latency) {
+  TimeSlicingDerivation d;
+  const double latency_us = to_seconds(kernel_latency) * 1e6;
+  // A host-bound loop alone: a step is its launches' host time and the last kernel.
+  std::size_t r = row_of(t, "colocation", "host_bound", "time_slicing", 1);
+  const double per_step_us = positive(t, r, "makespan_s") / positive(t, r, "steps") * 1e6;
+  d.launch_cost = seconds(1e-6 * ((per_step_us - positive(t, r, "kernel_us") - latency_us) /
+                                       positive(t, r, "launches_per_step") -
+                                   t.number(r, "gap_us").value_or(0)));
+  // Streams that never run dry switch at each slice's end: W of work per step costs W + n switches,
+  // n = ceil(W / slice). A short kernel beside long ones waits the slice's remainder and a switch,
+  // at most slice + switch. Both together, by fixed point.
+  r = row_of(t, "colocation", "queued_long", "time_slicing", 1);
+  const double work_us = positive(t, r, "makespan_s") / positive(t, r, "steps") * 1e6;
+  int most = 1;
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    if (t.cell(i, "case") == "queued_long" && t.cell(i, "sharing") == "time_slicing")
+      most = std::max(most, static_cast<int>(t.integer(i, "jobs").value_or(1)));
+  }
+  const double speedup = positive(t, row_of(t, "colocation", "queued_long", "time_slicing", most), "speedup");
+  const double longest = positive(t, row_of(t, "probe", "beside_long_kernels", "time_slicing", 2), "latency_max_us");
+  const double alone = positive(t, row_of(t, "probe", "alone", "time_slicing", 1), "latency_median_us");
+  double slice_us = longest, switch_us = 0;
+  for (int i = 0; i < 50; ++i) {
+    switch_us = work_us * (1 / speedup - 1) / std::ceil(work_us / slice_us);
+    slice_us = longest - alone - switch_us;
+  }
+  d.time_slice = seconds(slice_us * 1e-6);
+  d.switch_cost = seconds(switch_us * 1e-6);
+  return d;
+}
+
+output::Table validate_sharing_bench(const std::string& bench_csv, const models::Catalog& catalog,
+                                     TimeSlicingDerivation* derived_out) {
+  const config::CsvTable t = config::CsvTable::read(bench_csv);
+  const ColocationSpec defaults;
+  std::optional<models::Accelerator> gpu;
+  for (std::size_t i = 0; i < t.rows() && !gpu; ++i) {
+    gpu = catalog.find_accelerator(t.cell(i, "device"));
+    if (gpu) break;
+    std::vector<std::string> kinds;
+    for (const models::Accelerator& a : catalog.accelerators()) kinds.push_back(a.name);
+    t.fail(i, "device", models::unknown_accelerator_message(t.cell(i, "device"), kinds));
+  }
+  if (!gpu) throw InputError({bench_csv, 0, 0}, "", "no rows to compare with");
+  const TimeSlicingDerivation derived = derive_time_slicing(t, gpu->compute.kernel_latency);
+  if (derived_out) *derived_out = derived;
+  const auto power = models::accelerator_power(*gpu, models::default_power_calibration());
+
+  std::vector<std::string> run, name, sharing, use;
+  output::Column jobs{"jobs", "count", "K", true, {}, {}}, width{"width_sms", "SMs", "a kernel's SMs", true, {}, {}},
+      measured{"measured_speedup", "1", "K x one job's makespan / makespan, measured", false, {}, {}},
+      model{"model_speedup", "1", "the same, simulated", false, {}, {}},
+      measured_s{"measured_makespan_s", "s", "measured", false, {}, {}},
+      model_s{"model_makespan_s", "s", "simulated", false, {}, {}},
+      error{"error", "1", "model / measured speedup - 1", false, {}, {}},
+      tolerance{"tolerance", "1", "accepted |error|", false, {}, {}},
+      inside{"within_tolerance", "1", "1 if |error| <= tolerance", true, {}, {}};
+  std::map<std::string, double> one_job;  // simulated K = 1 makespan per run, case and sharing
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    if (t.cell(i, "kind") != "colocation") continue;
+    const std::string key = t.cell(i, "run") + "/" + t.cell(i, "case") + "/" + t.cell(i, "sharing");
+    const auto k = t.integer(i, "jobs");
+    if (!k || *k < 1 || *k > 64) t.fail(i, "jobs", "needs a job count between 1 and 64");
+    std::vector<models::StepKernel> kernels(static_cast<std::size_t>(positive(t, i, "launches_per_step")));
+    for (models::StepKernel& kernel : kernels) {
+      kernel.alone = seconds(positive(t, i, "kernel_us") * 1e-6) + gpu->compute.kernel_latency;
+      kernel.width = static_cast<int>(positive(t, i, "width_sms"));
+    }
+    models::DeviceSharing d;
+    const std::string mode = t.cell(i, "sharing");
+    if (mode != "time_slicing" && mode != "mps") t.fail(i, "sharing", "time_slicing or mps");
+    d.mode = mode == "mps" ? models::DeviceSharing::Mode::concurrent : models::DeviceSharing::Mode::exclusive;
+    d.sms = std::max(1, gpu->compute.parallel_units);
+    d.memory_bandwidth = gpu->memory_bandwidth * gpu->compute.memory_efficiency;
+    d.time_slice = defaults.time_slice;
+    d.switch_cost = defaults.switch_cost;
+    d.admit = static_cast<int>(*k);
+    d.host_cores = kHostCores;
+    if (power) d.power = *power;
+    std::vector<models::ColocatedJob> loops(static_cast<std::size_t>(*k));
+    for (models::ColocatedJob& j : loops) {
+      j.kernels = &kernels;
+      j.steps = positive(t, i, "steps");
+      j.dispatch_per_launch = seconds(t.number(i, "gap_us").value_or(0) * 1e-6) + derived.launch_cost;
+    }
+    const double makespan = to_seconds(models::simulate_colocation(loops, d).makespan);
+    if (*k == 1) one_job[key] = makespan;
+    if (!one_job.count(key)) t.fail(i, "jobs", "comes before its case's K = 1 row");
+    const double got = *k * one_job[key] / makespan, pub = positive(t, i, "speedup");
+    run.push_back(t.cell(i, "run"));
+    name.push_back(t.cell(i, "case"));
+    sharing.push_back(mode);
+    use.push_back(*k == 1                                                 ? "reference (K = 1)"
+                  : name.back() == "queued_long" && mode == "time_slicing" ? "derives switch_cost"
+                                                                            : "validation");
+    jobs.values.push_back(static_cast<double>(*k));
+    width.values.push_back(kernels.front().width);
+    measured.values.push_back(pub);
+    model.values.push_back(got);
+    measured_s.values.push_back(positive(t, i, "makespan_s"));
+    model_s.values.push_back(makespan);
+    error.values.push_back(got / pub - 1);
+    tolerance.values.push_back(kTolerance);
+    inside.values.push_back(std::abs(got / pub - 1) <= kTolerance ? 1 : 0);
+  }
+  output::Table out;
+  out.columns = {output::text_column("run", "bench run", run), output::text_column("case", "bench loop", name),
+                 output::text_column("sharing", "time_slicing or mps", sharing), jobs, width, measured, model, error,
+                 tolerance, inside, measured_s, model_s,
+                 output::text_column("use", "what the row is for: validation, or a constant derived from it", use)};
+  return out;
+}
+
 }  // namespace sp

@@ -1,10 +1,12 @@
 // Co-location scenarios: the shipped ones load and run, bad input names file, line and key, memory
-// decides what fits (worked by hand), and the model against HFTA's published speedups.
+// decides what fits (worked by hand), and the model against HFTA's published speedups and against
+// K processes measured sharing an H100 (scalepoint-coloc-bench).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
+#include "sim/config/csv.hpp"
 #include "sim/config/loader.hpp"
 #include "sim/core/error.hpp"
 #include "sim/scenario/colocation.hpp"
@@ -163,6 +165,52 @@ TEST(ColocationValidation, FusedA100MpsAndMigWithinTolerance) {
   // results/validation/colocation.csv is committed; it must be what the model gives today:
   //   build/scalepoint colocate --validate calibration/data/colocation/hfta_pointnet.csv
   EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) + "/results/validation/colocation.csv"));
+}
+
+// The closed forms of derive_time_slicing on made-up measurements, worked by hand:
+//  - host_bound alone: 10 launches after 60 us gaps and a 20 us kernel (+ 2 us latency) take
+//    652 us a step, so a launch costs (652 - 22) / 10 - 60 = 3 us on the host;
+//  - with a 1,780 us slice and 150 us switches, a queued loop of 20,000 us a step switches
+//    ceil(20,000 / 1,780) = 12 times a step: speedup 20,000 / (20,000 + 12 x 150) = 1 / 1.09;
+//  - the probe waits at most slice + switch beyond its 20 us round trip: 1,950 us.
+// From those three rows the fixed point must give the 1,780 us and 150 us back.
+TEST(ColocationBench, TimeSlicingConstantsInClosedForm) {
+  const config::CsvTable t(
+      "kind,case,sharing,jobs,kernel_us,gap_us,launches_per_step,steps,makespan_s,speedup,latency_median_us,"
+      "latency_max_us\n"
+      "colocation,host_bound,time_slicing,1,20,60,10,1000,0.652,1,,\n"
+      "colocation,queued_long,time_slicing,1,200,0,100,10,0.2,1,,\n"
+      "colocation,queued_long,time_slicing,4,200,0,100,10,0.8,0.9174311926605504,,\n"
+      "probe,alone,time_slicing,1,10,2000,1,400,0.8,,20,25\n"
+      "probe,beside_long_kernels,time_slicing,2,10,2000,1,400,0.9,,400,1950\n",
+      "made-up.csv");
+  const TimeSlicingDerivation d = derive_time_slicing(t, microseconds(2));
+  EXPECT_NEAR(to_seconds(d.launch_cost) * 1e6, 3.0, 1e-9);
+  EXPECT_NEAR(to_seconds(d.time_slice) * 1e6, 1780, 1e-6);
+  EXPECT_NEAR(to_seconds(d.switch_cost) * 1e6, 150, 1e-6);
+}
+
+// The scenarios' time-slicing defaults are what the committed H100 measurements give (rounded),
+// and every row they are not derived from is predicted within the stated 10 %: time slicing that
+// fills a host-bound loop's gaps (x1.85) and costs a device-bound one 6-15 %, MPS near K x.
+TEST(ColocationBench, H100MeasurementsWithinTolerance) {
+  const std::string csv = std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/h100_coloc_bench.csv";
+  TimeSlicingDerivation d;
+  const output::Table t = validate_sharing_bench(csv, catalog(), &d);
+  const ColocationSpec defaults;
+  EXPECT_NEAR(to_seconds(d.time_slice) / to_seconds(defaults.time_slice), 1, 0.01);
+  EXPECT_NEAR(to_seconds(d.switch_cost) / to_seconds(defaults.switch_cost), 1, 0.01);
+  int validated = 0;
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    if (t.column("use").text[i] != "validation") continue;
+    ++validated;
+    EXPECT_LE(std::abs(t.column("error").values[i]), t.column("tolerance").values[i])
+        << t.column("case").text[i] << " " << t.column("sharing").text[i] << " K=" << t.column("jobs").values[i];
+  }
+  EXPECT_EQ(validated, 30);
+  //   build/scalepoint colocate --validate calibration/data/colocation/h100_coloc_bench.csv
+  EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) +
+                                                       "/results/validation/colocation_h100_coloc_bench.csv"));
 }
 
 }  // namespace sp
