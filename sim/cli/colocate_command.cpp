@@ -95,22 +95,23 @@ int colocate_validate_bench(const ColocateOptions& o) {
   const std::string base = "colocation_" + fs::path(o.validate).stem().string();
   output::StagedFiles files(dir);
   files.write(base + ".csv", output::to_csv(t));
-  std::string data[2];
+  std::string data[3];  // time slicing, MPS, rows a constant is derived from
   for (std::size_t i = 0; i < t.rows(); ++i) {
     if (t.column("jobs").values[i] < 2) continue;
-    data[t.column("sharing").text[i] == "mps" ? 1 : 0] +=
+    const bool derives = t.column("use").text[i] != "validation";
+    data[derives ? 2 : t.column("sharing").text[i] == "mps" ? 1 : 0] +=
         fmt::format("{} {}\n", t.column("measured_speedup").values[i], t.column("model_speedup").values[i]);
   }
   const std::string script = fmt::format(
       "set terminal pngcairo noenhanced size 760,640 font 'sans,11'\nset output '{}'\n"
-      "$ts << EOD\n{}EOD\n$mps << EOD\n{}EOD\n"
+      "$ts << EOD\n{}EOD\n$mps << EOD\n{}EOD\n$derives << EOD\n{}EOD\n"
       "set logscale xy\nset grid\nset key top left\nset xrange [0.7:10]\nset yrange [0.7:10]\n"
       "set xlabel 'measured speedup over one job at a time (K = 2, 4, 8)'\nset ylabel 'simulated speedup'\n"
-      "set title 'co-location: synthetic loops on one {}'\n"
+      "set title 'co-location: K processes of synthetic loops sharing one GPU ({})'\n"
       "plot x title 'model = measured' lc rgb 'black', 1.1*x dt 2 lc rgb 'gray' title '+-10 %', 0.9*x dt 2 lc rgb 'gray' "
       "notitle, $ts using 1:2 with points pt 7 ps 1.3 title 'time slicing', $mps using 1:2 with points pt 5 ps 1.3 "
-      "title 'MPS'\n",
-      files.stage(base + ".png").string(), data[0], data[1], fs::path(o.validate).stem().string());
+      "title 'MPS', $derives using 1:2 with points pt 6 ps 1.3 title 'derives the switch cost'\n",
+      files.stage(base + ".png").string(), data[0], data[1], data[2], fs::path(o.validate).stem().string());
   const bool plotted = output::run_gnuplot(script, dir);
   if (!plotted) files.drop(base + ".png");
   files.commit();
