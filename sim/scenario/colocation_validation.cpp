@@ -162,7 +162,9 @@ output::Table validate_sharing_bench(const std::string& bench_csv, const models:
   std::map<std::string, double> one_job;  // simulated K = 1 makespan per run, case and sharing
   for (std::size_t i = 0; i < t.rows(); ++i) {
     if (t.cell(i, "kind") != "colocation") continue;
-    const std::string key = t.cell(i, "run") + "/" + t.cell(i, "case") + "/" + t.cell(i, "sharing");
+    // Files joined from several runs say which in `run`; the bench's own output has one.
+    const std::string batch = t.has_column("run") ? t.cell(i, "run") : "1";
+    const std::string key = batch + "/" + t.cell(i, "case") + "/" + t.cell(i, "sharing");
     const auto k = t.integer(i, "jobs");
     if (!k || *k < 1 || *k > 64) t.fail(i, "jobs", "needs a job count between 1 and 64");
     std::vector<models::StepKernel> kernels(static_cast<std::size_t>(positive(t, i, "launches_per_step")));
@@ -191,7 +193,7 @@ output::Table validate_sharing_bench(const std::string& bench_csv, const models:
     if (*k == 1) one_job[key] = makespan;
     if (!one_job.count(key)) t.fail(i, "jobs", "comes before its case's K = 1 row");
     const double got = *k * one_job[key] / makespan, pub = positive(t, i, "speedup");
-    run.push_back(t.cell(i, "run"));
+    run.push_back(batch);
     name.push_back(t.cell(i, "case"));
     sharing.push_back(mode);
     use.push_back(*k == 1                                                 ? "reference (K = 1)"

@@ -190,6 +190,18 @@ TEST(ColocationBench, TimeSlicingConstantsInClosedForm) {
   EXPECT_NEAR(to_seconds(d.switch_cost) * 1e6, 150, 1e-6);
 }
 
+// A bench file without the rows the constants come from says which row it lacks.
+TEST(ColocationBench, MissingDerivationRowsAreNamed) {
+  const config::CsvTable t("kind,case,sharing,jobs,makespan_s,steps\ncolocation,host_bound,mps,1,0.5,750\n", "mps_only.csv");
+  try {
+    derive_time_slicing(t, microseconds(2));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("mps_only.csv"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'host_bound' (time_slicing, K = 1)"), std::string::npos) << e.what();
+  }
+}
+
 // The scenarios' time-slicing defaults are what the committed H100 measurements give (rounded),
 // and every row they are not derived from is predicted within the stated 10 %: time slicing that
 // fills a host-bound loop's gaps (x1.85) and costs a device-bound one 6-15 %, MPS near K x.
