@@ -100,12 +100,14 @@ std::string power_yaml(const PowerFit& fit, const std::string& data, const std::
       "idle_fraction: {}              # idle board power / TDP where a hardware file has no idle_power: H100 112-145 W\n"
       "                                 # with a context and memory allocated, B200 187 W (nvidia-smi tables, e.g.\n"
       "                                 # github.com/wilicc/gpu-burn issue 114): 0.16-0.21 of TDP\n"
+      "context_fraction: {}           # an idle CUDA context over idle (co-location): H100 124-127 W against\n"
+      "                                 # 110 W without (calibration/data/colocation/h100_coloc_bench.csv)\n"
       "host_per_accelerator: \"{:.0f} W\"  # node power beside the accelerators, per slot: Dell XE9680 set-up phase\n"
       "                                 # floor 2.78 kW per node (MLPerf v4.1 power logs, node_*.txt before run_start)\n"
       "                                 # less 8 idle H100 (~70 W each) = 2.2 kW per 8 slots\n"
       "fit:\n",
       command, data, sha, c.source, c.compute_fraction, fit.at_bound ? " (AT ITS BOUND)" : "", c.wait_fraction,
-      c.idle_fraction, c.host_per_accelerator.value());
+      c.idle_fraction, c.context_fraction, c.host_per_accelerator.value());
   for (const PowerFitRow& f : fit.rows) {
     out += fmt::format(
         "  - {{line: {}, system: \"{} {}\", benchmark: {}, accelerators: {}, busy_share: {:.3f}, "

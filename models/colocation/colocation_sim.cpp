@@ -153,7 +153,7 @@ class Simulation {
     }
     const double share = std::min(1.0, static_cast<double>(sms) / d_.sms);
     const AcceleratorPower& p = d_.power;
-    const double watts = p.idle.value() + (contexts ? (p.wait - p.idle).value() : 0.0) + share * (p.busy - p.wait).value();
+    const double watts = p.idle.value() + (contexts ? (p.context - p.idle).value() : 0.0) + share * (p.busy - p.context).value();
     energy_j_ += watts * dt;
     busy_s_ += busy ? dt : 0;
     sm_s_ += share * dt;

@@ -20,8 +20,9 @@
 // goes on only if its quality (what its validation metric would rank) is at least the
 // (1 - 1/reduction) quantile of the qualities recorded there by the jobs before it (the first
 // always goes on); a stopped job ends there and frees its admission slot.
-// Power follows the energy model's accelerator states: idle, plus the waiting share while any
-// context is alive, plus the busy share in proportion to the SMs running kernels.
+// Power follows the energy model's accelerator states: idle, plus an idle context's share while
+// any context is alive, plus the busy share in proportion to the SMs running kernels (an H100 draws
+// close to linearly in the SMs a kernel holds: calibration/data/colocation/h100_coloc_bench.csv).
 #pragma once
 
 #include <vector>

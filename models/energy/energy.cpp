@@ -20,12 +20,14 @@ double fraction_in(const config::ConfigNode& n, const char* key, double lo, doub
 }  // namespace
 
 PowerCalibration parse_power_calibration(const config::ConfigNode& n) {
-  n.expect_only({"compute_fraction", "wait_fraction", "idle_fraction", "host_per_accelerator", "source", "fit"});
+  n.expect_only({"compute_fraction", "wait_fraction", "idle_fraction", "context_fraction", "host_per_accelerator",
+                 "source", "fit"});
   PowerCalibration c;
   // The ranges are the physical ones: a fit outside them means a wrong mechanism, not a value.
   c.compute_fraction = fraction_in(n, "compute_fraction", 0.3, 1.0, c.compute_fraction);
   c.wait_fraction = fraction_in(n, "wait_fraction", 0.0, 0.5, c.wait_fraction);
   c.idle_fraction = fraction_in(n, "idle_fraction", 0.02, 0.5, c.idle_fraction);
+  c.context_fraction = fraction_in(n, "context_fraction", 0.0, 0.2, c.context_fraction);
   if (auto h = n.find("host_per_accelerator")) {
     c.host_per_accelerator = h->as_power();
     if (c.host_per_accelerator.value() < 0 || c.host_per_accelerator.value() > 5000) h->fail("must be between 0 and 5 kW");
@@ -47,7 +49,8 @@ std::optional<AcceleratorPower> accelerator_power(const Accelerator& a, const Po
   if (!a.tdp) return std::nullopt;
   const Watts idle = a.idle_power ? *a.idle_power : *a.tdp * c.idle_fraction;
   const Watts range = *a.tdp - idle;
-  return AcceleratorPower{idle, idle + range * c.compute_fraction, idle + range * c.wait_fraction};
+  return AcceleratorPower{idle, idle + range * c.compute_fraction, idle + range * c.wait_fraction,
+                          idle + range * c.context_fraction};
 }
 
 int clos_switches(long long endpoints, int radix) {

@@ -30,6 +30,10 @@ struct PowerCalibration {
   double compute_fraction = 0.9;    // of the idle-to-TDP range, while kernels run: plausible 0.5-1
   double wait_fraction = 0.1;       // while waiting on communication or the host: plausible 0-0.3
   double idle_fraction = 0.17;      // idle board power / TDP for files without idle_power
+  // An idle CUDA context (co-location: a process alive between its kernels): an H100 drew 124-127 W
+  // with one against 110 W with none (calibration/data/colocation/h100_coloc_bench.csv), 0.025 of
+  // its idle-to-TDP range; assumed alike elsewhere.
+  double context_fraction = 0.025;
   Watts host_per_accelerator{275};  // host power per accelerator slot for platforms without power.host
   std::string source = "defaults (no calibration/params/power_v4.1.yaml)";
 };
@@ -38,9 +42,10 @@ PowerCalibration parse_power_calibration(const config::ConfigNode& node);
 /// calibration/params/power_v4.1.yaml under the data root, if it exists; else the defaults.
 const PowerCalibration& default_power_calibration();
 
-/// One accelerator's draw while busy, while waiting, and idle; nullopt without a TDP.
+/// One accelerator's draw while busy, while waiting (on communication or the host, in a training
+/// run), idle, and idle but holding a context; nullopt without a TDP.
 struct AcceleratorPower {
-  Watts idle, busy, wait;
+  Watts idle, busy, wait, context;
 };
 std::optional<AcceleratorPower> accelerator_power(const Accelerator& a, const PowerCalibration& c);
 

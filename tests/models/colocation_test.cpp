@@ -36,7 +36,7 @@ DeviceSharing device(DeviceSharing::Mode mode, int admit) {
   d.switch_cost = seconds(0.1e-3);
   d.admit = admit;
   d.host_cores = 64;
-  d.power = AcceleratorPower{Watts(100), Watts(500), Watts(150)};
+  d.power = AcceleratorPower{Watts(100), Watts(500), Watts(170), Watts(150)};
   return d;
 }
 
@@ -132,8 +132,8 @@ TEST(Colocation, AdmissionRunsJobsInTurnsAndEachPaysItsStartUp) {
 }
 
 TEST(Colocation, EnergyFollowsTheSmsBusy) {
-  // One 1 s kernel on 50 of 100 SMs: idle 100 W + waiting share 50 W + half of (500 - 150) W =
-  // 325 W for 1 s.
+  // One 1 s kernel on 50 of 100 SMs: idle 100 W + an idle context's 50 W + half of (500 - 150) W
+  // = 325 W for 1 s (the training run's waiting state, 170 W, plays no part).
   const auto k = one_kernel(1000.0, 50);
   const auto r = simulate_colocation({job(k)}, device(DeviceSharing::Mode::exclusive, 1));
   EXPECT_NEAR(r.energy.value(), 325.0, 1e-6);
