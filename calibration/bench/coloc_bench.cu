@@ -8,7 +8,8 @@
 //  - probe: the round-trip latency of a short kernel of one process while another runs long
 //    kernels on all but a few SMs: under time slicing it waits for the other's slice to end.
 //  - power: the board's energy counter (NVML) over idle, an idle context, FMA kernels on 1..all SMs
-//    and a bf16 GEMM at full load.
+//    and bf16 GEMMs of three sizes;
+//  - memory: the device memory in use (NVML) while K processes each hold a bare CUDA context.
 // A worker kernel is a block of 1,024 threads holding 120 KB of shared memory, so one block fills
 // one SM and `width` blocks hold exactly `width` SMs; each thread runs four independent FMA chains,
 // real work that a preempted kernel must still finish.
@@ -143,7 +144,7 @@ int hold(double seconds) {  // a context that launches nothing
 
 }  // namespace
 
-int gemm_load(double seconds);  // coloc_gemm.cuh
+int gemm_load(double seconds, unsigned long long n);  // coloc_gemm.cuh
 
 #include "calibration/bench/coloc_gemm.cuh"
 #include "calibration/bench/coloc_driver.cuh"
@@ -154,6 +155,7 @@ int main(int argc, char** argv) {
   Loop l;
   std::string role = "driver";
   double seconds = 0;
+  int gemm_size = 8192;
   app.add_option("--out", o.out, "CSV to write")->capture_default_str();
   app.add_option("--sharing", o.sharing, "label of the sharing in force: time_slicing, or mps when the daemon runs")
       ->capture_default_str()
@@ -172,12 +174,14 @@ int main(int argc, char** argv) {
   app.add_option("--start-ns", l.start_ns, "internal");
   app.add_flag("--probe", l.probe, "internal");
   app.add_option("--seconds", seconds, "internal");
+  app.add_option("--gemm-size", gemm_size, "internal")->check(CLI::Range(256, 16384));
+  app.add_flag("--no-memory", o.no_memory, "skip the memory-per-context phase");
   try {
     app.parse(argc, argv);
     if (role == "worker") return worker(l);
     if (role == "calibrate") return calibrate();
     if (role == "hold") return hold(seconds);
-    if (role == "gemm") return gemm_load(seconds);
+    if (role == "gemm") return gemm_load(seconds, static_cast<unsigned long long>(gemm_size));
     if (o.jobs.empty() || o.jobs.front() != 1 || std::any_of(o.jobs.begin(), o.jobs.end(), [](int k) { return k < 1; }))
       throw UsageError("--jobs: positive counts starting with 1 (the one-job time every speedup divides)");
     return coloc::drive(o, argv[0]);

@@ -14,7 +14,7 @@ struct Options {
   std::vector<int> jobs = {1, 2, 4, 8};
   std::vector<std::string> cases;  // empty: all
   double job_seconds = 0.6;
-  bool no_power = false, no_probe = false;
+  bool no_power = false, no_probe = false, no_memory = false;
 };
 
 // The loops K processes run together. A width of 0 means every SM.
@@ -157,7 +157,7 @@ int drive(const Options& o, const char* self) {
   std::ostringstream csv;
   csv << "kind,case,sharing,jobs,width_sms,kernel_us,gap_us,launches_per_step,steps,makespan_s,job_mean_s,serial_s,"
          "speedup,energy_j,power_w,sm_clock_mhz,gpu_utilisation,latency_median_us,latency_p90_us,latency_max_us,"
-         "late_jobs,achieved_tflops,device\n";
+         "late_jobs,achieved_tflops,device,memory_used_mib\n";
   // Runs `loops` (worker argument lists) together, starting when all can have their contexts.
   const auto together = [&](const std::vector<std::vector<std::string>>& loops, double setup_s) {
     const long long start = now_ns() + static_cast<long long>(setup_s * 1e9);
@@ -173,12 +173,13 @@ int drive(const Options& o, const char* self) {
   };
   const auto row = [&](const char* kind, const std::string& name, int jobs, int width, double kernel_us, double gap_us,
                        int launches, long long steps, double makespan, double job_mean, double serial,
-                       const Window& w, double lat50, double lat90, double latmax, int late, double tflops = NAN) {
+                       const Window& w, double lat50, double lat90, double latmax, int late, double tflops = NAN,
+                       double memory_mib = NAN) {
     csv << kind << ',' << name << ',' << o.sharing << ',' << jobs << ',' << width << ',' << fmt(kernel_us) << ','
         << fmt(gap_us) << ',' << launches << ',' << steps << ',' << fmt(makespan) << ',' << fmt(job_mean) << ','
         << fmt(serial) << ',' << fmt(serial / makespan, "%.4f") << ',' << fmt(w.energy_j) << ','
         << fmt(w.power_w, "%.1f") << ',' << fmt(w.clock_mhz, "%.0f") << ',' << fmt(w.utilisation, "%.3f") << ','
-        << fmt(lat50) << ',' << fmt(lat90) << ',' << fmt(latmax) << ',' << late << ',' << fmt(tflops, "%.1f") << ",\"" << device << "\"\n";
+        << fmt(lat50) << ',' << fmt(lat90) << ',' << fmt(latmax) << ',' << late << ',' << fmt(tflops, "%.1f") << ",\"" << device << "\"," << fmt(memory_mib, "%.0f") << "\n";
     std::fprintf(stderr, "%s %s K=%d: makespan %.3f s, speedup %.3f, %.0f W\n", kind, name.c_str(), jobs, makespan,
                  serial / makespan, w.power_w);
   };
@@ -246,7 +247,21 @@ int drive(const Options& o, const char* self) {
              "--gap-us", "0", "--steps", "30", "--start-ns", "0"},
             w);
     }
-    phase("gemm_bf16_8192", {"--role", "gemm", "--seconds", "4"}, sms);
+    for (const char* n : {"2048", "4096", "8192"})
+      phase(std::string("gemm_bf16_") + n, {"--role", "gemm", "--seconds", "4", "--gemm-size", n}, sms);
+  }
+  if (!o.no_memory) {
+    // K processes each holding a bare context (lazy module loading, CUDA's default since 11.7),
+    // read while all of them are alive; the per-context cost is the slope in K.
+    for (int k : {0, 1, 2, 4, 8}) {
+      std::vector<Child> holders;
+      for (int i = 0; i < k; ++i) holders.push_back(spawn(self, {"--role", "hold", "--seconds", "5"}));
+      usleep(3500000);
+      const double used = nvml.used_memory_mib();
+      samples.clear();
+      await(holders, nvml, samples);
+      row("memory", "bare_context", k, 0, 0, 0, 0, 0, 0, 0, NAN, Window{}, NAN, NAN, NAN, 0, NAN, used);
+    }
   }
   const std::string tmp = o.out + ".tmp";
   std::ofstream(tmp) << csv.str();

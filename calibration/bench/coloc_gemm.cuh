@@ -1,10 +1,10 @@
-// The power phase's full load: bf16 GEMMs of 8,192 cubed by cuBLASLt back to back, the kind of
-// work that draws a training GPU's peak power, for `seconds`. Prints the achieved TFLOP/s.
+// The power phase's loads: bf16 GEMMs of n cubed by cuBLASLt back to back for `seconds`; 8,192
+// is the kind of work that draws a training GPU's peak power, smaller ones leave it partly idle.
+// Prints the achieved TFLOP/s.
 #pragma once
 
-int gemm_load(double seconds) {
+int gemm_load(double seconds, unsigned long long n) {
   using namespace gpubench;
-  constexpr unsigned long long n = 8192;
   CHECK(cudaSetDevice(0));
   cudaStream_t s = nullptr;
   CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -30,7 +30,7 @@ int gemm_load(double seconds) {
   cublasLtMatmulHeuristicResult_t algo{};
   int found = 0;
   CHECK(cublasLtMatmulAlgoGetHeuristic(lt, op, layout, layout, layout, layout, pref, 1, &algo, &found));
-  if (found == 0) throw std::runtime_error("cuBLASLt has no bf16 algorithm for 8192^3");
+  if (found == 0) throw std::runtime_error("cuBLASLt has no bf16 algorithm for " + std::to_string(n) + "^3");
   const float alpha = 1, beta = 0;
   const auto launch = [&] {
     CHECK(cublasLtMatmul(lt, op, &alpha, a, layout, b, layout, &beta, d, layout, d, layout, &algo.algo, ws, ws_size, s));

@@ -1,6 +1,6 @@
 // The board's energy counter, power, SM clock and utilisation through NVML, opened at run time
 // (libnvidia-ml ships with the driver, not the toolkit, and has no header on a build machine
-// without one). The five entry points are NVML's documented C API
+// without one). The seven entry points are NVML's documented C API
 // (https://docs.nvidia.com/deploy/nvml-api/): an nvmlReturn_t of 0 is success, a device is an
 // opaque handle, energy is in mJ since the driver loaded (Volta and later), power in mW.
 #pragma once
@@ -21,7 +21,9 @@ class Nvml {
     power_ = reinterpret_cast<int (*)(void*, unsigned*)>(sym("nvmlDeviceGetPowerUsage"));
     clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(sym("nvmlDeviceGetClockInfo"));
     utilisation_ = reinterpret_cast<int (*)(void*, unsigned*)>(sym("nvmlDeviceGetUtilizationRates"));
-    ok_ = init && handle && energy_ && power_ && clock_ && utilisation_ && init() == 0 && handle(0, &device_) == 0;
+    memory_ = reinterpret_cast<int (*)(void*, unsigned long long*)>(sym("nvmlDeviceGetMemoryInfo"));
+    ok_ = init && handle && energy_ && power_ && clock_ && utilisation_ && memory_ && init() == 0 &&
+          handle(0, &device_) == 0;
   }
   bool ok() const { return ok_; }
   double energy_j() const {
@@ -36,6 +38,10 @@ class Nvml {
     unsigned mhz = 0;
     return ok_ && clock_(device_, 1 /* NVML_CLOCK_SM */, &mhz) == 0 ? double(mhz) : -1.0;
   }
+  double used_memory_mib() const {  // nvmlMemory_t {total, free, used}, bytes
+    unsigned long long m[3] = {0, 0, 0};
+    return ok_ && memory_(device_, m) == 0 ? m[2] / 1048576.0 : -1;
+  }
   double gpu_utilisation() const {  // nvmlUtilization_t {gpu, memory}: percent of the last sample period
     unsigned u[2] = {0, 0};
     return ok_ && utilisation_(device_, u) == 0 ? u[0] * 1e-2 : -1;
@@ -49,6 +55,7 @@ class Nvml {
   int (*power_)(void*, unsigned*) = nullptr;
   int (*clock_)(void*, int, unsigned*) = nullptr;
   int (*utilisation_)(void*, unsigned*) = nullptr;
+  int (*memory_)(void*, unsigned long long*) = nullptr;
 };
 
 }  // namespace coloc

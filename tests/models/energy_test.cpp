@@ -118,7 +118,7 @@ TEST(Energy, ShippedCalibrationIsInItsPhysicalRange) {
 }
 
 // A check of the one fitted power constant against data it was not fitted on: an H100 running
-// bf16 GEMMs of 8,192 cubed back to back drew 695-701 W (its 700 W limit; scalepoint-coloc-bench,
+// bf16 GEMMs of 8,192 cubed back to back drew 695-701 W in three runs (its 700 W limit; scalepoint-coloc-bench,
 // calibration/data/colocation/h100_coloc_bench.csv). A training step mixes in lighter kernels
 // (element-wise, attention, optimizer), so the busy power fitted on the MLPerf power row must lie
 // below that and not far: within 10 %.
@@ -137,7 +137,7 @@ TEST(Energy, FittedH100BusyPowerSitsJustBelowMeasuredGemmPower) {
     gemm_w += *bench.number(i, "power_w");
     ++rows;
   }
-  ASSERT_EQ(rows, 2);
+  ASSERT_GE(rows, 2);
   gemm_w /= rows;
   EXPECT_LT(p->busy.value(), gemm_w);
   EXPECT_GT(p->busy.value(), 0.9 * gemm_w);
