@@ -1,6 +1,7 @@
 #include "models/hardware/accelerator.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace sp::models {
 
@@ -86,13 +87,19 @@ MigGeometry parse_mig(const config::ConfigNode& n, const Accelerator& a) {
   }
   for (const auto& e : n.at("profiles").elements()) {
     const auto v = e.elements();
-    if (v.size() != 2) e.fail("a profile is [compute slices, memory slices]", "e.g. [1, 1] for A100's 1g.5gb");
-    MigProfile p{static_cast<int>(v[0].as_count()), static_cast<int>(v[1].as_count())};
+    if (v.size() != 2 && v.size() != 3) {
+      e.fail("a profile is [compute slices, memory slices] or [compute slices, memory slices, SMs]",
+             "e.g. [1, 1] for A100's 1g.5gb, [3, 4, 60] for H100's 3g.40gb");
+    }
+    MigProfile p{static_cast<int>(v[0].as_count()), static_cast<int>(v[1].as_count()), 0};
+    p.sms = v.size() == 3 ? static_cast<int>(v[2].as_count()) : p.compute_slices * g.sms_per_slice;
     if (p.compute_slices > g.compute_slices || p.memory_slices > g.memory_slices) {
       e.fail("a profile larger than the device", "at most compute_slices and memory_slices");
     }
-    if (!g.profiles.empty() && p.compute_slices <= g.profiles.back().compute_slices) {
-      e.fail("profiles must ascend in compute slices");
+    if (p.sms < 1 || p.sms > a.compute.parallel_units) e.fail("a profile's SMs must be between 1 and the device's");
+    if (!g.profiles.empty() && std::pair(p.compute_slices, p.memory_slices) <=
+                                   std::pair(g.profiles.back().compute_slices, g.profiles.back().memory_slices)) {
+      e.fail("profiles must ascend in compute slices, then memory slices");
     }
     g.profiles.push_back(p);
   }

@@ -15,16 +15,19 @@ namespace sp::models {
 
 /// Multi-Instance GPU: the device splits into instances of whole compute slices (SMs) and memory
 /// slices (capacity, bandwidth and L2), isolated from one another. Profiles are the instance sizes
-/// the driver offers.
+/// the driver offers, each with the SMs it holds: compute slices x sms_per_slice on the A100, but
+/// not on Hopper, whose 3g instance has 60 SMs and whose 1g with twice the memory 26
+/// (`nvidia-smi mig -lgip`).
 struct MigProfile {
   int compute_slices = 0;
   int memory_slices = 0;
+  int sms = 0;
 };
 struct MigGeometry {
   int compute_slices = 0;  // in the whole device
   int memory_slices = 0;
   int sms_per_slice = 0;
-  std::vector<MigProfile> profiles;  // ascending compute slices
+  std::vector<MigProfile> profiles;  // ascending compute slices, then memory slices
 };
 
 struct Accelerator {

@@ -218,7 +218,7 @@ ColocationPoint run_point(const ColocationSpec& s, int k, Strategy strategy) {
       d.admit = std::min(k, most);
       const models::MigProfile inst = *mig_profile(g, d.admit);
       d.mode = models::DeviceSharing::Mode::partitioned;
-      d.partition_sms = inst.compute_slices * g.sms_per_slice;
+      d.partition_sms = inst.sms;
       const double memory_share = static_cast<double>(inst.memory_slices) / g.memory_slices;
       d.partition_bandwidth = d.memory_bandwidth * memory_share;
       const Bytes instance_memory = s.accelerator.memory_capacity * memory_share;

@@ -113,6 +113,19 @@ TEST(ColocationScenario, MigGivesEachJobTheLargestProfileThatKOfFit) {
   EXPECT_NEAR(points[0].memory.value(), 7 * 2.1525e9, 1e6);
 }
 
+TEST(ColocationScenario, HopperMigProfilesCarryTheirOwnSms) {
+  // H100 80GB (nvidia-smi mig -lgip on GH100 parts): 1g.10gb 16 SMs (1/8 memory), 1g.20gb 26
+  // (2/8), 2g.20gb 32 (2/8), 3g.40gb 60 (4/8), 4g.40gb 64 (4/8), 7g.80gb 132. Two jobs get 3g (4g
+  // + 4g needs 8 of 7 compute slices): 60 SMs each, not 3 x 16 = 48; three 2g (32); four 1g.20gb,
+  // 26 SMs each (4 x 2/8 memory fits, 4 x 2g does not); five to seven 1g.10gb (16).
+  const models::MigGeometry g = *catalog().find_accelerator("H100-SXM5-80GB")->mig;
+  const int sms[] = {132, 60, 32, 26, 16, 16, 16};
+  for (int k = 1; k <= 7; ++k) EXPECT_EQ(mig_profile(g, k)->sms, sms[k - 1]) << k;
+  EXPECT_FALSE(mig_profile(g, 8).has_value());
+  // The A100's profiles, given without SMs, take compute slices x 14.
+  EXPECT_EQ(mig_profile(*catalog().find_accelerator("A100-SXM4-40GB")->mig, 2)->sms, 42);
+}
+
 TEST(ColocationScenario, PointNetHostTimeStillGivesTheSmActivityItWasDerivedFrom) {
   // models/small/pointnet_cls.yaml types in 93 ms of host time per step, derived from HFTA's serial
   // A100 SM activity (0.055) and the model's GPU time per step. A change to the kernel model that
