@@ -33,6 +33,9 @@ constexpr Case kCases[] = {
     // device for its time slice or hands it over at every kernel's end when others wait.
     {"queued_short", 16, 20, 0, 100},
     {"queued_long", 16, 200, 0, 100},
+    // device_narrow with a step shorter, then longer, than a time slice.
+    {"narrow_half_slice", 8, 200, 5, 5},
+    {"narrow_two_slices", 8, 200, 5, 20},
 };
 
 struct Child {

@@ -47,8 +47,9 @@ int colocate_validate(const ColocateOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   const output::Table t = validate_colocation(o.validate, catalog);
   const fs::path dir = o.out_dir.empty() ? fs::path("results") / "validation" : fs::path(o.out_dir);
+  const std::string base = "colocation_" + fs::path(o.validate).stem().string();
   output::StagedFiles files(dir);
-  files.write("colocation.csv", output::to_csv(t));
+  files.write(base + ".csv", output::to_csv(t));
   // Model against published, a point series per scenario and strategy, with the +-20 % band.
   std::string data, plots;
   std::map<std::string, std::string> series;
@@ -64,12 +65,12 @@ int colocate_validate(const ColocateOptions& o) {
   const std::string script = fmt::format(
       "set terminal pngcairo noenhanced size 760,640 font 'sans,11'\nset output '{}'\n{}"
       "set logscale xy\nset grid\nset key top left\nset xrange [0.8:20]\nset yrange [0.8:20]\n"
-      "set xlabel 'published speedup over one job at a time (HFTA)'\nset ylabel 'simulated speedup'\n"
-      "set title 'co-location: PointNet-cls on one GPU'\n"
+      "set xlabel 'published or measured speedup over one job at a time'\nset ylabel 'simulated speedup'\n"
+      "set title 'co-location: PointNet-cls on one GPU ({})'\n"
       "plot x title 'model = published' lc rgb 'black', 1.2*x dt 2 lc rgb 'gray' title '+-20 %', 0.8*x dt 2 lc rgb 'gray' notitle{}\n",
-      files.stage("colocation.png").string(), data, plots);
+      files.stage(base + ".png").string(), data, fs::path(o.validate).stem().string(), plots);
   const bool plotted = output::run_gnuplot(script, dir);
-  if (!plotted) files.drop("colocation.png");
+  if (!plotted) files.drop(base + ".png");
   files.commit();
   int inside = 0;
   for (double v : t.column("within_tolerance").values) inside += v > 0 ? 1 : 0;
@@ -80,7 +81,7 @@ int colocate_validate(const ColocateOptions& o) {
                   t.column("model_speedup").values[i], 100 * t.column("error").values[i],
                   t.column("within_tolerance").values[i] > 0 ? "" : "  outside tolerance");
     }
-    std::printf("%d of %zu points within tolerance; wrote %s/colocation.{csv%s}\n", inside, t.rows(), dir.string().c_str(),
+    std::printf("%d of %zu points within tolerance; wrote %s/%s.{csv%s}\n", inside, t.rows(), dir.string().c_str(), base.c_str(),
                 plotted ? ",png" : "");
   }
   return 0;

@@ -89,8 +89,15 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
     }
   }
   const config::ConfigNode job = root.at("job");
-  job.expect_only({"workload", "batch", "steps", "epochs"});
+  job.expect_only({"workload", "batch", "steps", "epochs", "host_per_step", "cpu_cores"});
   s.workload = small_workload(job.at("workload"));
+  // The input pipeline is the run's, not the model's: data already on the GPU costs no host time a
+  // step and needs no loader workers, a loader of text files a lot of both.
+  if (auto x = job.find("host_per_step")) s.workload.host_per_step = x->as_nonnegative_duration();
+  if (auto x = job.find("cpu_cores")) {
+    s.workload.cpu_cores = x->as_number();
+    if (!(s.workload.cpu_cores >= 0.1 && s.workload.cpu_cores <= 256)) x->fail("must be between 0.1 and 256 cores");
+  }
   s.workload.precision = s.accelerator.training_peak(s.workload.precision) ? s.workload.precision : "fp16";
   s.batch = static_cast<double>(job.at("batch").as_positive_int());
   if (s.batch > 1e6) job.at("batch").fail("must be at most 1,000,000 samples");

@@ -175,9 +175,9 @@ TEST(ColocationValidation, FusedA100MpsAndMigWithinTolerance) {
     }
   }
   EXPECT_EQ(checked, 21);
-  // results/validation/colocation.csv is committed; it must be what the model gives today:
+  // results/validation/colocation_hfta_pointnet.csv is committed; it must be what the model gives today:
   //   build/scalepoint colocate --validate calibration/data/colocation/hfta_pointnet.csv
-  EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) + "/results/validation/colocation.csv"));
+  EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) + "/results/validation/colocation_hfta_pointnet.csv"));
 }
 
 // The closed forms of derive_time_slicing on made-up measurements, worked by hand:
@@ -232,10 +232,28 @@ TEST(ColocationBench, H100MeasurementsWithinTolerance) {
     EXPECT_LE(std::abs(t.column("error").values[i]), t.column("tolerance").values[i])
         << t.column("case").text[i] << " " << t.column("sharing").text[i] << " K=" << t.column("jobs").values[i];
   }
-  EXPECT_EQ(validated, 30);
+  EXPECT_EQ(validated, 36);  // run 4's two loops were predicted before they were measured
   //   build/scalepoint colocate --validate calibration/data/colocation/h100_coloc_bench.csv
   EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) +
                                                        "/results/validation/colocation_h100_coloc_bench.csv"));
+}
+
+// HFTA's PointNet job measured on an H100 with its data on the GPU (calibration/bench/pointnet_coloc.py,
+// calibration/data/colocation/h100_pointnet.csv): MPS within the stated 20 %; time slicing (1.12-1.14
+// measured) comes out 23-47 % high because the model's GPU time per step is half the profiled 5.7 ms,
+// which leaves gaps for other contexts that the real step does not have (README "Co-location").
+TEST(ColocationValidation, H100PointNetMpsWithinTolerance) {
+  const std::string csv = std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/h100_pointnet.csv";
+  const output::Table t = validate_colocation(csv, catalog());
+  ASSERT_EQ(t.rows(), 4u);
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    const bool mps = t.column("strategy").text[i] == "mps";
+    EXPECT_EQ(std::abs(t.column("error").values[i]) <= t.column("tolerance").values[i], mps)
+        << t.column("strategy").text[i] << " K=" << t.column("jobs").values[i];
+  }
+  //   build/scalepoint colocate --validate calibration/data/colocation/h100_pointnet.csv
+  EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) +
+                                                       "/results/validation/colocation_h100_pointnet.csv"));
 }
 
 }  // namespace sp
