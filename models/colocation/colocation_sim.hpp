@@ -43,12 +43,21 @@ struct ColocatedJob {
   double quality = 0;  // early stopping ranks jobs by it (higher is better)
 };
 
+// Time slicing as measured on an H100 (driver 580) by scalepoint-coloc-bench and derived in closed
+// form by `scalepoint colocate --validate calibration/data/colocation/h100_coloc_bench.csv`
+// (derive_time_slicing): the slice a context keeps the device for while others wait (the driver's
+// nominal channel-group timeslice is 1,024 us, open-gpu-kernel-modules kernel_fifo_gv100.c; the
+// device holds it about 1.8 ms), and the device's idle time per switch. Assumed for other GPUs
+// until measured on them.
+inline constexpr Duration kMeasuredTimeSlice = microseconds(1790);
+inline constexpr Duration kMeasuredSwitchCost = microseconds(143);
+
 struct DeviceSharing {
   enum class Mode { exclusive, concurrent, partitioned } mode = Mode::exclusive;
   int sms = 1;
   BytesPerSecond memory_bandwidth;  // achievable
-  Duration time_slice = microseconds(1790);  // measured on an H100 (sim/scenario/colocation.hpp)
-  Duration switch_cost = microseconds(143);
+  Duration time_slice = kMeasuredTimeSlice;
+  Duration switch_cost = kMeasuredSwitchCost;
   double client_sm_share = 1;  // MPS active thread percentage / 100
   int admit = 1;               // jobs resident at once
   int partition_sms = 0;                // partitioned: each instance's SMs

@@ -96,7 +96,14 @@ MigGeometry parse_mig(const config::ConfigNode& n, const Accelerator& a) {
     if (p.compute_slices > g.compute_slices || p.memory_slices > g.memory_slices) {
       e.fail("a profile larger than the device", "at most compute_slices and memory_slices");
     }
-    if (p.sms < 1 || p.sms > a.compute.parallel_units) e.fail("a profile's SMs must be between 1 and the device's");
+    if (p.sms < 1 || p.sms > a.compute.parallel_units) {
+      e.fail("a profile of " + std::to_string(p.sms) + " SMs on a device of " + std::to_string(a.compute.parallel_units),
+             "between 1 and compute.parallel_units");
+    }
+    if (!g.profiles.empty() && p.sms < g.profiles.back().sms) {
+      e.fail("a larger profile with fewer SMs (" + std::to_string(p.sms) + " after " +
+             std::to_string(g.profiles.back().sms) + ")");
+    }
     if (!g.profiles.empty() && std::pair(p.compute_slices, p.memory_slices) <=
                                    std::pair(g.profiles.back().compute_slices, g.profiles.back().memory_slices)) {
       e.fail("profiles must ascend in compute slices, then memory slices");

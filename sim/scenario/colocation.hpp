@@ -54,13 +54,7 @@ struct ColocationSpec {
   std::vector<Strategy> strategies;
   double host_cores = 8;
   Watts host_power{275};  // the host's share while the jobs run
-  // Time slicing as measured on an H100 (driver 580) by scalepoint-coloc-bench and derived in closed
-  // form by `scalepoint colocate --validate calibration/data/colocation/h100_coloc_bench.csv`
-  // (derive_time_slicing): the slice a context keeps the device for while others wait (the
-  // driver's nominal channel-group timeslice is 1,024 us, open-gpu-kernel-modules
-  // kernel_fifo_gv100.c; the device holds it about 1.8 ms), and the device's idle time per switch.
-  // Assumed for other GPUs until measured on them.
-  Duration time_slice = microseconds(1790), switch_cost = microseconds(143);
+  Duration time_slice = models::kMeasuredTimeSlice, switch_cost = models::kMeasuredSwitchCost;
   Duration start_up = seconds(5.0);
   Bytes context_memory{0.5e9};
   double mps_thread_share = 1;

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 
@@ -99,6 +100,12 @@ double positive(const config::CsvTable& t, std::size_t row, const std::string& c
   if (!v || !(*v > 0)) t.fail(row, column, "needs a positive number");
   return *v;
 }
+
+std::int64_t count(const config::CsvTable& t, std::size_t row, const std::string& column, std::int64_t most) {
+  const auto v = t.integer(row, column);
+  if (!v || *v < 1 || *v > most) t.fail(row, column, "needs a whole number between 1 and " + std::to_string(most));
+  return *v;
+}
 }  // namespace
 
 TimeSlicingDerivation derive_time_slicing(const config::CsvTable& t, Duration kernel_latency) {
@@ -107,43 +114,57 @@ TimeSlicingDerivation derive_time_slicing(const config::CsvTable& t, Duration ke
   // A host-bound loop alone: a step is its launches' host time and the last kernel.
   std::size_t r = row_of(t, "colocation", "host_bound", "time_slicing", 1);
   const double per_step_us = positive(t, r, "makespan_s") / positive(t, r, "steps") * 1e6;
-  d.launch_cost = seconds(1e-6 * ((per_step_us - positive(t, r, "kernel_us") - latency_us) /
-                                       positive(t, r, "launches_per_step") -
-                                   t.number(r, "gap_us").value_or(0)));
+  const double launch_us = (per_step_us - positive(t, r, "kernel_us") - latency_us) / positive(t, r, "launches_per_step") -
+                           t.number(r, "gap_us").value_or(0);
+  if (!(launch_us >= 0)) t.fail(r, "makespan_s", "too short for its launches, gaps and kernel: no host time is left per launch");
+  d.launch_cost = seconds(launch_us * 1e-6);
   // Streams that never run dry switch at each slice's end: W of work per step costs W + n switches,
   // n = ceil(W / slice). A short kernel beside long ones waits the slice's remainder and a switch,
-  // at most slice + switch. Both together, by fixed point.
+  // at most slice + switch beyond its round trip alone. Both together, by fixed point on n.
   r = row_of(t, "colocation", "queued_long", "time_slicing", 1);
   const double work_us = positive(t, r, "makespan_s") / positive(t, r, "steps") * 1e6;
-  int most = 1;
+  std::int64_t most = 1;  // the most jobs measured: the loss per switch is steadiest there
   for (std::size_t i = 0; i < t.rows(); ++i) {
-    if (t.cell(i, "case") == "queued_long" && t.cell(i, "sharing") == "time_slicing")
-      most = std::max(most, static_cast<int>(t.integer(i, "jobs").value_or(1)));
+    if (t.cell(i, "kind") == "colocation" && t.cell(i, "case") == "queued_long" && t.cell(i, "sharing") == "time_slicing")
+      most = std::max(most, count(t, i, "jobs", 1024));
   }
-  const double speedup = positive(t, row_of(t, "colocation", "queued_long", "time_slicing", most), "speedup");
-  const double longest = positive(t, row_of(t, "probe", "beside_long_kernels", "time_slicing", 2), "latency_max_us");
-  const double alone = positive(t, row_of(t, "probe", "alone", "time_slicing", 1), "latency_median_us");
-  double slice_us = longest, switch_us = 0;
-  for (int i = 0; i < 50; ++i) {
-    switch_us = work_us * (1 / speedup - 1) / std::ceil(work_us / slice_us);
-    slice_us = longest - alone - switch_us;
+  r = row_of(t, "colocation", "queued_long", "time_slicing", static_cast<int>(most));
+  const double speedup = positive(t, r, "speedup");
+  if (speedup >= 1) t.fail(r, "speedup", "a queued loop cannot gain from time slicing (needs a speedup below 1)");
+  const std::size_t probe = row_of(t, "probe", "beside_long_kernels", "time_slicing", 2);
+  const double waits = positive(t, probe, "latency_max_us") -
+                       positive(t, row_of(t, "probe", "alone", "time_slicing", 1), "latency_median_us");
+  if (!(waits > 0)) t.fail(probe, "latency_max_us", "no longer than the probe's round trip alone: no slice to measure");
+  double switches = std::ceil(work_us / waits), switch_us = 0;
+  for (int i = 0; i < 100; ++i) {
+    switch_us = work_us * (1 / speedup - 1) / switches;
+    const double next = std::ceil(work_us / (waits - switch_us));
+    if (!(waits - switch_us > 0)) t.fail(r, "speedup", "implies a switch longer than the probe's longest wait");
+    if (next == switches) {
+      d.time_slice = seconds((waits - switch_us) * 1e-6);
+      d.switch_cost = seconds(switch_us * 1e-6);
+      return d;
+    }
+    switches = next;
   }
-  d.time_slice = seconds(slice_us * 1e-6);
-  d.switch_cost = seconds(switch_us * 1e-6);
-  return d;
+  t.fail(r, "speedup", "with the probe's wait, no consistent number of switches per step (the fixed point cycles)");
 }
 
 output::Table validate_sharing_bench(const std::string& bench_csv, const models::Catalog& catalog,
                                      TimeSlicingDerivation* derived_out) {
   const config::CsvTable t = config::CsvTable::read(bench_csv);
   const ColocationSpec defaults;
+  // One GPU per file: every row's device must name the same catalog kind.
   std::optional<models::Accelerator> gpu;
-  for (std::size_t i = 0; i < t.rows() && !gpu; ++i) {
-    gpu = catalog.find_accelerator(t.cell(i, "device"));
-    if (gpu) break;
-    std::vector<std::string> kinds;
-    for (const models::Accelerator& a : catalog.accelerators()) kinds.push_back(a.name);
-    t.fail(i, "device", models::unknown_accelerator_message(t.cell(i, "device"), kinds));
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    const std::optional<models::Accelerator> a = catalog.find_accelerator(t.cell(i, "device"));
+    if (!a) {
+      std::vector<std::string> kinds;
+      for (const models::Accelerator& k : catalog.accelerators()) kinds.push_back(k.name);
+      t.fail(i, "device", models::unknown_accelerator_message(t.cell(i, "device"), kinds));
+    }
+    if (gpu && a->name != gpu->name) t.fail(i, "device", a->name + " in a file of " + gpu->name + " rows: one GPU per file");
+    if (!gpu) gpu = a;
   }
   if (!gpu) throw InputError({bench_csv, 0, 0}, "", "no rows to compare with");
   const TimeSlicingDerivation derived = derive_time_slicing(t, gpu->compute.kernel_latency);
@@ -160,17 +181,22 @@ output::Table validate_sharing_bench(const std::string& bench_csv, const models:
       tolerance{"tolerance", "1", "accepted |error|", false, {}, {}},
       inside{"within_tolerance", "1", "1 if |error| <= tolerance", true, {}, {}};
   std::map<std::string, double> one_job;  // simulated K = 1 makespan per run, case and sharing
+  std::map<std::string, int> seen;        // line of each (run, case, sharing, K)
   for (std::size_t i = 0; i < t.rows(); ++i) {
     if (t.cell(i, "kind") != "colocation") continue;
     // Files joined from several runs say which in `run`; the bench's own output has one.
     const std::string batch = t.has_column("run") ? t.cell(i, "run") : "1";
     const std::string key = batch + "/" + t.cell(i, "case") + "/" + t.cell(i, "sharing");
-    const auto k = t.integer(i, "jobs");
-    if (!k || *k < 1 || *k > 64) t.fail(i, "jobs", "needs a job count between 1 and 64");
-    std::vector<models::StepKernel> kernels(static_cast<std::size_t>(positive(t, i, "launches_per_step")));
+    const std::int64_t k = count(t, i, "jobs", 64);
+    const auto [at, fresh] = seen.emplace(key + "/" + std::to_string(k), t.line(i));
+    if (!fresh) t.fail(i, "jobs", "repeats the row of line " + std::to_string(at->second));
+    const double kernel_us = positive(t, i, "kernel_us"), gap_us = t.number(i, "gap_us").value_or(0);
+    if (kernel_us > 1e6) t.fail(i, "kernel_us", "at most 1 s a kernel");
+    if (!(gap_us >= 0 && gap_us <= 1e6)) t.fail(i, "gap_us", "needs a host gap between 0 and 1e6 us");
+    std::vector<models::StepKernel> kernels(static_cast<std::size_t>(count(t, i, "launches_per_step", 10000)));
     for (models::StepKernel& kernel : kernels) {
-      kernel.alone = seconds(positive(t, i, "kernel_us") * 1e-6) + gpu->compute.kernel_latency;
-      kernel.width = static_cast<int>(positive(t, i, "width_sms"));
+      kernel.alone = seconds(kernel_us * 1e-6) + gpu->compute.kernel_latency;
+      kernel.width = static_cast<int>(count(t, i, "width_sms", std::max(1, gpu->compute.parallel_units)));
     }
     models::DeviceSharing d;
     const std::string mode = t.cell(i, "sharing");
@@ -178,28 +204,30 @@ output::Table validate_sharing_bench(const std::string& bench_csv, const models:
     d.mode = mode == "mps" ? models::DeviceSharing::Mode::concurrent : models::DeviceSharing::Mode::exclusive;
     d.sms = std::max(1, gpu->compute.parallel_units);
     d.memory_bandwidth = gpu->memory_bandwidth * gpu->compute.memory_efficiency;
-    d.time_slice = defaults.time_slice;
-    d.switch_cost = defaults.switch_cost;
-    d.admit = static_cast<int>(*k);
+    // The constants this file gives, so that another GPU's measurements check the mechanism with
+    // that GPU's own slice and switch (the H100's are the scenarios' defaults).
+    d.time_slice = derived.time_slice;
+    d.switch_cost = derived.switch_cost;
+    d.admit = static_cast<int>(k);
     d.host_cores = kHostCores;
     if (power) d.power = *power;
-    std::vector<models::ColocatedJob> loops(static_cast<std::size_t>(*k));
+    std::vector<models::ColocatedJob> loops(static_cast<std::size_t>(k));
     for (models::ColocatedJob& j : loops) {
       j.kernels = &kernels;
-      j.steps = positive(t, i, "steps");
-      j.dispatch_per_launch = seconds(t.number(i, "gap_us").value_or(0) * 1e-6) + derived.launch_cost;
+      j.steps = static_cast<double>(count(t, i, "steps", 10'000'000));
+      j.dispatch_per_launch = seconds(gap_us * 1e-6) + derived.launch_cost;
     }
     const double makespan = to_seconds(models::simulate_colocation(loops, d).makespan);
-    if (*k == 1) one_job[key] = makespan;
-    if (!one_job.count(key)) t.fail(i, "jobs", "comes before its case's K = 1 row");
-    const double got = *k * one_job[key] / makespan, pub = positive(t, i, "speedup");
+    if (k == 1) one_job[key] = makespan;
+    if (!one_job.count(key)) t.fail(i, "jobs", "has no K = 1 row of its case before it (the speedup's reference)");
+    const double got = k * one_job[key] / makespan, pub = positive(t, i, "speedup");
     run.push_back(batch);
     name.push_back(t.cell(i, "case"));
     sharing.push_back(mode);
-    use.push_back(*k == 1                                                 ? "reference (K = 1)"
+    use.push_back(k == 1                                                 ? "reference (K = 1)"
                   : name.back() == "queued_long" && mode == "time_slicing" ? "derives switch_cost"
                                                                             : "validation");
-    jobs.values.push_back(static_cast<double>(*k));
+    jobs.values.push_back(static_cast<double>(k));
     width.values.push_back(kernels.front().width);
     measured.values.push_back(pub);
     model.values.push_back(got);

@@ -193,7 +193,7 @@ TEST(ColocationBench, TimeSlicingConstantsInClosedForm) {
       "latency_max_us\n"
       "colocation,host_bound,time_slicing,1,20,60,10,1000,0.652,1,,\n"
       "colocation,queued_long,time_slicing,1,200,0,100,10,0.2,1,,\n"
-      "colocation,queued_long,time_slicing,4,200,0,100,10,0.8,0.9174311926605504,,\n"
+      "colocation,queued_long,time_slicing,4,200,0,100,10,0.872,0.9174311926605504,,\n"
       "probe,alone,time_slicing,1,10,2000,1,400,0.8,,20,25\n"
       "probe,beside_long_kernels,time_slicing,2,10,2000,1,400,0.9,,400,1950\n",
       "made-up.csv");
@@ -213,6 +213,34 @@ TEST(ColocationBench, MissingDerivationRowsAreNamed) {
     EXPECT_NE(std::string(e.what()).find("mps_only.csv"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("'host_bound' (time_slicing, K = 1)"), std::string::npos) << e.what();
   }
+}
+
+// Measurements the closed forms cannot use are named with their line and column, never turned
+// into a negative slice or switch: a queued loop that gained from time slicing, a probe that never
+// waited longer than alone.
+TEST(ColocationBench, ImpossibleMeasurementsAreNamed) {
+  const std::string head =
+      "kind,case,sharing,jobs,kernel_us,gap_us,launches_per_step,steps,makespan_s,speedup,latency_median_us,"
+      "latency_max_us\n"
+      "colocation,host_bound,time_slicing,1,20,60,10,1000,0.652,1,,\n"
+      "colocation,queued_long,time_slicing,1,200,0,100,10,0.2,1,,\n"
+      "probe,alone,time_slicing,1,10,2000,1,400,0.8,,20,25\n";
+  const auto error = [&](const std::string& rows) {
+    try {
+      derive_time_slicing(config::CsvTable(head + rows, "bad.csv"), microseconds(2));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string gains = error(
+      "colocation,queued_long,time_slicing,4,200,0,100,10,0.76,1.05,,\n"
+      "probe,beside_long_kernels,time_slicing,2,10,2000,1,400,0.9,,400,1950\n");
+  EXPECT_NE(gains.find("bad.csv:5: speedup"), std::string::npos) << gains;
+  const std::string never_waited = error(
+      "colocation,queued_long,time_slicing,4,200,0,100,10,0.872,0.9174,,\n"
+      "probe,beside_long_kernels,time_slicing,2,10,2000,1,400,0.9,,18,19\n");
+  EXPECT_NE(never_waited.find("bad.csv:6: latency_max_us"), std::string::npos) << never_waited;
 }
 
 // The scenarios' time-slicing defaults are what the committed H100 measurements give (rounded),
