@@ -18,6 +18,8 @@
 //        -lcublasLt -ldl -o scalepoint-coloc-bench
 // (calibration/bench/run_coloc_bench.sh does that and runs it with and without MPS).
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -129,7 +131,9 @@ int calibrate() {
   std::sort(ns.begin(), ns.end());
   cudaDeviceProp p{};
   CHECK(cudaGetDeviceProperties(&p, 0));
-  std::printf("%.6f %d %s\n", ns[ns.size() / 2], p.multiProcessorCount, p.name);
+  char bus[32] = "";
+  CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, 0));
+  std::printf("%.6f %d %s %s\n", ns[ns.size() / 2], p.multiProcessorCount, bus, p.name);
   return 0;
 }
 
@@ -143,8 +147,6 @@ int hold(double seconds) {  // a context that launches nothing
 }
 
 }  // namespace
-
-int gemm_load(double seconds, unsigned long long n);  // coloc_gemm.cuh
 
 #include "calibration/bench/coloc_gemm.cuh"
 #include "calibration/bench/coloc_driver.cuh"
@@ -163,6 +165,7 @@ int main(int argc, char** argv) {
   app.add_option("--jobs", o.jobs, "job counts K")->capture_default_str()->delimiter(',');
   app.add_option("--job-seconds", o.job_seconds, "one job's length alone")->capture_default_str();
   app.add_option("--cases", o.cases, "co-location cases to run (default all)")->delimiter(',');
+  app.add_flag("--no-colocation", o.no_colocation, "skip the co-location cases");
   app.add_flag("--no-power", o.no_power, "skip the power phases");
   app.add_flag("--no-probe", o.no_probe, "skip the latency probe");
   app.add_option("--role", role, "internal: driver, worker, calibrate, hold, gemm")->capture_default_str();
@@ -182,6 +185,8 @@ int main(int argc, char** argv) {
     if (role == "calibrate") return calibrate();
     if (role == "hold") return hold(seconds);
     if (role == "gemm") return gemm_load(seconds, static_cast<unsigned long long>(gemm_size));
+    coloc::check_cases(o.cases);
+    if (!(o.job_seconds > 0 && o.job_seconds <= 600)) throw UsageError("--job-seconds: between 0 and 600 s");
     if (o.jobs.empty() || o.jobs.front() != 1 || std::any_of(o.jobs.begin(), o.jobs.end(), [](int k) { return k < 1; }))
       throw UsageError("--jobs: positive counts starting with 1 (the one-job time every speedup divides)");
     return coloc::drive(o, argv[0]);

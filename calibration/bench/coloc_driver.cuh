@@ -14,7 +14,7 @@ struct Options {
   std::vector<int> jobs = {1, 2, 4, 8};
   std::vector<std::string> cases;  // empty: all
   double job_seconds = 0.6;
-  bool no_power = false, no_probe = false, no_memory = false;
+  bool no_colocation = false, no_power = false, no_probe = false, no_memory = false;
 };
 
 // The loops K processes run together. A width of 0 means every SM.
@@ -38,60 +38,86 @@ constexpr Case kCases[] = {
     {"narrow_two_slices", 8, 200, 5, 20},
 };
 
+// Every name in `cases` must be a case: a typo would otherwise measure nothing.
+inline void check_cases(const std::vector<std::string>& cases) {
+  std::string known;
+  for (const Case& c : kCases) known += std::string(known.empty() ? "" : ", ") + c.name;
+  for (const std::string& name : cases) {
+    if (std::none_of(std::begin(kCases), std::end(kCases), [&](const Case& c) { return name == c.name; }))
+      throw gpubench::UsageError("--cases: no case '" + name + "' (valid: " + known + ")");
+  }
+}
+
 struct Child {
   pid_t pid;
-  int fd;
+  int fd;  // its stdout, non-blocking
+  std::string out;
+  bool running = true;
 };
 
 inline Child spawn(const char* self, const std::vector<std::string>& args) {
+  std::vector<char*> argv{const_cast<char*>(self)};  // built before fork: the child only execs
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   int fds[2];
-  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
-    dup2(fds[1], 1);
-    close(fds[0]);
-    close(fds[1]);
-    std::vector<char*> argv{const_cast<char*>(self)};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
+    dup2(fds[1], 1);  // the duplicate does not close on exec
     execv(self, argv.data());
     _exit(127);
   }
   close(fds[1]);
-  return {pid, fds[0]};
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  return {pid, fds[0], {}, true};
 }
 
 struct Sample {
   long long t_ns;
-  double energy_j, power_w, clock_mhz, utilisation;
+  double energy_j, clock_mhz, utilisation;
 };
+inline Sample sample(const Nvml& nvml) { return {now_ns(), nvml.energy_j(), nvml.sm_clock_mhz(), nvml.gpu_utilisation()}; }
 
-// Waits for every child while sampling the board; returns each child's one output line.
-inline std::vector<std::string> await(const std::vector<Child>& children, const Nvml& nvml,
-                                      std::vector<Sample>& samples) {
-  std::vector<std::string> lines(children.size());
-  std::vector<bool> running(children.size(), true);
+// Waits for every child while sampling the board, reading their output as it comes (a child that
+// writes much must not block on a full pipe); returns each child's output. A child that fails, or
+// a phase past `deadline_s`, ends all of them.
+inline std::vector<std::string> await(std::vector<Child> children, const Nvml& nvml, std::vector<Sample>& samples,
+                                      double deadline_s = 300) {
+  const long long deadline = now_ns() + static_cast<long long>(deadline_s * 1e9);
+  const auto drain = [](Child& c) {
+    char buffer[4096];
+    for (ssize_t n; (n = read(c.fd, buffer, sizeof buffer)) > 0;) c.out.append(buffer, static_cast<size_t>(n));
+  };
+  const auto stop_all = [&](const std::string& why) {
+    for (Child& c : children) {
+      if (c.running) kill(c.pid, SIGKILL), waitpid(c.pid, nullptr, 0);
+      close(c.fd);
+    }
+    throw std::runtime_error(why);
+  };
   for (std::size_t alive = children.size(); alive > 0;) {
-    if (nvml.ok())
-      samples.push_back({now_ns(), nvml.energy_j(), nvml.power_w(), nvml.sm_clock_mhz(), nvml.gpu_utilisation()});
+    if (nvml.ok()) samples.push_back(sample(nvml));
     usleep(20000);
-    for (std::size_t i = 0; i < children.size(); ++i) {
+    if (now_ns() > deadline) stop_all("a phase ran past its " + std::to_string(deadline_s) + " s deadline");
+    for (Child& c : children) {
+      drain(c);
       int status = 0;
-      if (!running[i] || waitpid(children[i].pid, &status, WNOHANG) != children[i].pid) continue;
-      running[i] = false;
+      if (!c.running || waitpid(c.pid, &status, WNOHANG) != c.pid) continue;
+      c.running = false;
       --alive;
-      char buffer[512];
-      ssize_t n = 0;
-      while ((n = read(children[i].fd, buffer, sizeof buffer)) > 0) lines[i].append(buffer, static_cast<size_t>(n));
-      close(children[i].fd);
-      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        throw std::runtime_error("a worker process failed (status " + std::to_string(status) + ")");
+      drain(c);
+      if (WIFSIGNALED(status)) stop_all("a worker process died of signal " + std::to_string(WTERMSIG(status)));
+      if (WEXITSTATUS(status) != 0) stop_all("a worker process failed (exit status " + std::to_string(WEXITSTATUS(status)) + ")");
     }
   }
-  if (nvml.ok())  // the last child may have ended after the last sample
-    samples.push_back({now_ns(), nvml.energy_j(), nvml.power_w(), nvml.sm_clock_mhz(), nvml.gpu_utilisation()});
-  return lines;
+  if (nvml.ok()) samples.push_back(sample(nvml));  // the last child may have ended after the last sample
+  std::vector<std::string> out;
+  for (Child& c : children) {
+    close(c.fd);
+    out.push_back(c.out);
+  }
+  return out;
 }
 
 struct Window {  // the board over [t0, t1]
@@ -145,15 +171,18 @@ inline std::string fmt(double v, const char* f = "%.6g") {
 
 int drive(const Options& o, const char* self) {
   Nvml nvml;
-  if (!nvml.ok()) std::fprintf(stderr, "scalepoint-coloc-bench: NVML not available; no energy columns\n");
+  if (!nvml.ok()) std::fprintf(stderr, "scalepoint-coloc-bench: NVML not available; no power or memory figures\n");
   std::vector<Sample> samples;
   const Child cal = spawn(self, {"--role", "calibrate"});
   std::istringstream calibration(await({cal}, nvml, samples)[0]);
   double ns_per_iteration = 0;
   int sms = 0;
   std::string device;
-  calibration >> ns_per_iteration >> sms;
+  std::string bus;
+  calibration >> ns_per_iteration >> sms >> bus;
   std::getline(calibration >> std::ws, device);
+  if (!(ns_per_iteration > 0) || sms <= 4) throw std::runtime_error("the calibration process reported nonsense");
+  nvml.select(bus);  // the board CUDA's device 0 is, whatever order NVML counts in
   std::fprintf(stderr, "%s: %d SMs, %.4f ns per FMA iteration\n", device.c_str(), sms, ns_per_iteration);
   const auto iterations = [&](double us) { return std::to_string(std::max(1L, std::lround(us * 1e3 / ns_per_iteration))); };
 
@@ -162,8 +191,9 @@ int drive(const Options& o, const char* self) {
          "speedup,energy_j,power_w,sm_clock_mhz,gpu_utilisation,latency_median_us,latency_p90_us,latency_max_us,"
          "late_jobs,achieved_tflops,device,memory_used_mib\n";
   // Runs `loops` (worker argument lists) together, starting when all can have their contexts.
+  long long scheduled = 0;  // the common start of the last `together`: a worker ready after it was late
   const auto together = [&](const std::vector<std::vector<std::string>>& loops, double setup_s) {
-    const long long start = now_ns() + static_cast<long long>(setup_s * 1e9);
+    const long long start = scheduled = now_ns() + static_cast<long long>(setup_s * 1e9);
     std::vector<Child> children;
     for (auto args : loops) {
       args.insert(args.end(), {"--role", "worker", "--start-ns", std::to_string(start)});
@@ -188,6 +218,7 @@ int drive(const Options& o, const char* self) {
   };
 
   for (const Case& c : kCases) {
+    if (o.no_colocation) break;
     if (!o.cases.empty() && std::find(o.cases.begin(), o.cases.end(), c.name) == o.cases.end()) continue;
     const int width = c.width == 0 ? sms : c.width;
     const long long steps = std::max(1L, std::lround(o.job_seconds * 1e6 / (c.launches * (c.kernel_us + c.gap_us))));
@@ -203,7 +234,7 @@ int drive(const Options& o, const char* self) {
       for (const Report& x : r) {
         t0 = std::min(t0, x.start), t1 = std::max(t1, x.end);
         sum += (x.end - x.start) * 1e-9;
-        late += x.ready > x.start;
+        late += x.ready > scheduled;
       }
       const double makespan = (t1 - t0) * 1e-9;
       if (k == 1) one = makespan;
@@ -223,16 +254,16 @@ int drive(const Options& o, const char* self) {
     const Report& p = r[0];
     row("probe", loaded ? "beside_long_kernels" : "alone", loaded ? 2 : 1, 1, 10, 2000, 1, 400,
         (p.end - p.start) * 1e-9, (p.end - p.start) * 1e-9, NAN, measure(samples, p.start, p.end), p.a, p.b, p.c,
-        p.ready > p.start);
+        p.ready > scheduled);
   }
 
-  if (!o.no_power) {
+  if (!o.no_power && nvml.ok()) {
     // Idle with no context at all: the driver alone, sampling.
     samples.clear();
     const long long t0 = now_ns();
     const long long t1 = t0 + 3'000'000'000LL;
     while (samples.empty() || samples.back().t_ns < t1) {
-      samples.push_back({now_ns(), nvml.energy_j(), nvml.power_w(), nvml.sm_clock_mhz(), nvml.gpu_utilisation()});
+      samples.push_back(sample(nvml));
       usleep(20000);
     }
     row("power", "idle_no_context", 0, 0, 0, 0, 0, 0, 3, 3, NAN, measure(samples, t0, t1), NAN, NAN, NAN, 0);
@@ -253,7 +284,7 @@ int drive(const Options& o, const char* self) {
     for (const char* n : {"2048", "4096", "8192"})
       phase(std::string("gemm_bf16_") + n, {"--role", "gemm", "--seconds", "4", "--gemm-size", n}, sms);
   }
-  if (!o.no_memory) {
+  if (!o.no_memory && nvml.ok()) {
     // K processes each holding a bare context (lazy module loading, CUDA's default since 11.7),
     // read while all of them are alive; the per-context cost is the slope in K.
     for (int k : {0, 1, 2, 4, 8}) {

@@ -1,11 +1,14 @@
 // The board's energy counter, power, SM clock and utilisation through NVML, opened at run time
 // (libnvidia-ml ships with the driver, not the toolkit, and has no header on a build machine
-// without one). The seven entry points are NVML's documented C API
+// without one). The eight entry points are NVML's documented C API
 // (https://docs.nvidia.com/deploy/nvml-api/): an nvmlReturn_t of 0 is success, a device is an
 // opaque handle, energy is in mJ since the driver loaded (Volta and later), power in mW.
 #pragma once
 
 #include <dlfcn.h>
+
+#include <cmath>
+#include <string>
 
 namespace coloc {
 
@@ -22,29 +25,36 @@ class Nvml {
     clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(sym("nvmlDeviceGetClockInfo"));
     utilisation_ = reinterpret_cast<int (*)(void*, unsigned*)>(sym("nvmlDeviceGetUtilizationRates"));
     memory_ = reinterpret_cast<int (*)(void*, unsigned long long*)>(sym("nvmlDeviceGetMemoryInfo"));
+    by_bus_ = reinterpret_cast<int (*)(const char*, void**)>(sym("nvmlDeviceGetHandleByPciBusId_v2"));
     ok_ = init && handle && energy_ && power_ && clock_ && utilisation_ && memory_ && init() == 0 &&
           handle(0, &device_) == 0;
   }
   bool ok() const { return ok_; }
+  /// The board at that PCI bus id ("0000:65:00.0", as cudaDeviceGetPCIBusId writes it); NVML's
+  /// index 0 need not be CUDA's device 0. Without the id or the call, nothing is measured.
+  void select(const std::string& bus) {
+    ok_ = ok_ && by_bus_ && by_bus_(bus.c_str(), &device_) == 0;
+    if (!ok_) std::fprintf(stderr, "scalepoint-coloc-bench: NVML has no board at %s; no power or memory figures\n", bus.c_str());
+  }
   double energy_j() const {
     unsigned long long mj = 0;
-    return ok_ && energy_(device_, &mj) == 0 ? mj * 1e-3 : -1;
+    return ok_ && energy_(device_, &mj) == 0 ? mj * 1e-3 : NAN;
   }
   double power_w() const {
     unsigned mw = 0;
-    return ok_ && power_(device_, &mw) == 0 ? mw * 1e-3 : -1;
+    return ok_ && power_(device_, &mw) == 0 ? mw * 1e-3 : NAN;
   }
   double sm_clock_mhz() const {
     unsigned mhz = 0;
-    return ok_ && clock_(device_, 1 /* NVML_CLOCK_SM */, &mhz) == 0 ? double(mhz) : -1.0;
+    return ok_ && clock_(device_, 1 /* NVML_CLOCK_SM */, &mhz) == 0 ? double(mhz) : NAN;
   }
   double used_memory_mib() const {  // nvmlMemory_t {total, free, used}, bytes
     unsigned long long m[3] = {0, 0, 0};
-    return ok_ && memory_(device_, m) == 0 ? m[2] / 1048576.0 : -1;
+    return ok_ && memory_(device_, m) == 0 ? m[2] / 1048576.0 : NAN;
   }
   double gpu_utilisation() const {  // nvmlUtilization_t {gpu, memory}: percent of the last sample period
     unsigned u[2] = {0, 0};
-    return ok_ && utilisation_(device_, u) == 0 ? u[0] * 1e-2 : -1;
+    return ok_ && utilisation_(device_, u) == 0 ? u[0] * 1e-2 : NAN;
   }
 
  private:
@@ -56,6 +66,7 @@ class Nvml {
   int (*clock_)(void*, int, unsigned*) = nullptr;
   int (*utilisation_)(void*, unsigned*) = nullptr;
   int (*memory_)(void*, unsigned long long*) = nullptr;
+  int (*by_bus_)(const char*, void**) = nullptr;
 };
 
 }  // namespace coloc
