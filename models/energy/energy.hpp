@@ -30,10 +30,11 @@ struct PowerCalibration {
   double compute_fraction = 0.9;    // of the idle-to-TDP range, while kernels run: plausible 0.5-1
   double wait_fraction = 0.1;       // while waiting on communication or the host: plausible 0-0.3
   double idle_fraction = 0.17;      // idle board power / TDP for files without idle_power
-  // An idle CUDA context (co-location: a process alive between its kernels): an H100 drew 124-127 W
-  // with one against 110 W with none (calibration/data/colocation/h100_coloc_bench.csv), 0.025 of
-  // its idle-to-TDP range; assumed alike elsewhere.
-  double context_fraction = 0.025;
+  // An idle CUDA context (co-location: a process alive between its kernels): an H100 drew 120-127 W
+  // (124 W mean of three runs) with one against 101-110 W (105 W) with none
+  // (calibration/data/colocation/h100_coloc_bench.csv), 0.03 of its idle-to-TDP range; assumed alike
+  // elsewhere.
+  double context_fraction = 0.03;
   Watts host_per_accelerator{275};  // host power per accelerator slot for platforms without power.host
   std::string source = "defaults (no calibration/params/power_v4.1.yaml)";
 };
