@@ -117,7 +117,7 @@ MigGeometry parse_mig(const config::ConfigNode& n, const Accelerator& a) {
 
 Accelerator parse_accelerator(const config::ConfigNode& n) {
   n.expect_only({"name", "vendor", "aliases", "family", "software_stack", "peak", "memory", "scale_up", "tdp", "idle_power",
-                 "typical_node", "compute", "mig"});
+                 "context_memory", "typical_node", "compute", "mig"});
   Accelerator a;
   a.name = n.at("name").as_string();
   a.vendor = n.at("vendor").as_string();
@@ -155,6 +155,12 @@ Accelerator parse_accelerator(const config::ConfigNode& n) {
     a.idle_power = t->as_power();
     if (!a.tdp) t->fail("needs tdp as well");
     if (!(a.idle_power->value() > 0 && *a.idle_power < *a.tdp)) t->fail("must be above 0 W and below the tdp");
+  }
+  if (auto m = n.find("context_memory")) {
+    a.context_memory = m->as_bytes();
+    if (!(a.context_memory->value() > 0 && *a.context_memory < a.memory_capacity)) {
+      m->fail("must be above 0 B and below the memory capacity");
+    }
   }
 
   const config::ConfigNode node = n.at("typical_node");

@@ -47,9 +47,12 @@ struct Accelerator {
   std::string scale_up_link;
   BytesPerSecond scale_up_bandwidth;  // per accelerator, per direction
   std::optional<Watts> tdp;
-  /// Board power with a CUDA context alive and no kernel running (models/energy); when the
-  /// file has none, a share of the TDP.
+  /// Board power with no kernel running (models/energy); when the file has none, a share of the
+  /// TDP. Measured without a context where the file says so (H100); public figures are mostly
+  /// with one, which draws a little more (PowerCalibration::context_fraction).
   std::optional<Watts> idle_power;
+  /// Device memory a process's bare CUDA context takes (co-location), where measured.
+  std::optional<Bytes> context_memory;
   int typical_accelerators_per_node = 1;
   int typical_nics = 0;
   BytesPerSecond typical_nic_bandwidth;

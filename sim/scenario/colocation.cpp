@@ -76,6 +76,7 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
   }
   if (auto d = root.find("description")) s.description = d->as_string();
   s.accelerator = catalog.accelerator(root.at("accelerator"));
+  if (s.accelerator.context_memory) s.context_memory = *s.accelerator.context_memory;  // unless sharing says
   s.accelerator.peak_for("fp16", root.at("accelerator"));
   if (auto h = root.find("host")) {
     h->expect_only({"cores", "power"});

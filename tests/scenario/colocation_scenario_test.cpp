@@ -113,6 +113,16 @@ TEST(ColocationScenario, MigGivesEachJobTheLargestProfileThatKOfFit) {
   EXPECT_NEAR(points[0].memory.value(), 7 * 2.1525e9, 1e6);
 }
 
+TEST(ColocationScenario, ContextMemoryIsTheAcceleratorsWhereMeasured) {
+  // The H100 file's measured bare context (0.55 GB) unless the scenario says otherwise; a GPU with
+  // none measured takes the 0.5 GB default.
+  EXPECT_DOUBLE_EQ(load_colocation(kDir + "pointnet_h100_synthetic.yaml", {}, catalog()).context_memory.value(), 0.55e9);
+  EXPECT_DOUBLE_EQ(load_colocation(kDir + "pointnet_h100_synthetic.yaml", {config::parse_override("sharing.context_memory=1 GB")},
+                                   catalog()).context_memory.value(), 1e9);
+  EXPECT_DOUBLE_EQ(load_colocation(kDir + "pointnet_h100_synthetic.yaml", {config::parse_override("accelerator=A100-SXM4-80GB")},
+                                   catalog()).context_memory.value(), 0.5e9);
+}
+
 TEST(ColocationScenario, HopperMigProfilesCarryTheirOwnSms) {
   // H100 80GB (nvidia-smi mig -lgip on GH100 parts): 1g.10gb 16 SMs (1/8 memory), 1g.20gb 26
   // (2/8), 2g.20gb 32 (2/8), 3g.40gb 60 (4/8), 4g.40gb 64 (4/8), 7g.80gb 132. Two jobs get 3g (4g
