@@ -189,7 +189,14 @@ int drive(const Options& o, const char* self) {
   std::ostringstream csv;
   csv << "kind,case,sharing,jobs,width_sms,kernel_us,gap_us,launches_per_step,steps,makespan_s,job_mean_s,serial_s,"
          "speedup,energy_j,power_w,sm_clock_mhz,gpu_utilisation,latency_median_us,latency_p90_us,latency_max_us,"
-         "late_jobs,achieved_tflops,device,memory_used_mib\n";
+         "late_jobs,achieved_tflops,device,memory_used_mib,host_cores\n";
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);  // the host threads' cores, for the model's host sharing
+  // The file is rewritten whole after every row, so a failure later keeps what was measured.
+  const auto save = [&] {
+    const std::string tmp = o.out + ".tmp";
+    std::ofstream(tmp) << csv.str();
+    if (std::rename(tmp.c_str(), o.out.c_str()) != 0) throw std::runtime_error("cannot write " + o.out);
+  };
   // Runs `loops` (worker argument lists) together, starting when all can have their contexts.
   long long scheduled = 0;  // the common start of the last `together`: a worker ready after it was late
   const auto together = [&](const std::vector<std::vector<std::string>>& loops, double setup_s) {
@@ -212,7 +219,8 @@ int drive(const Options& o, const char* self) {
         << fmt(gap_us) << ',' << launches << ',' << steps << ',' << fmt(makespan) << ',' << fmt(job_mean) << ','
         << fmt(serial) << ',' << fmt(serial / makespan, "%.4f") << ',' << fmt(w.energy_j) << ','
         << fmt(w.power_w, "%.1f") << ',' << fmt(w.clock_mhz, "%.0f") << ',' << fmt(w.utilisation, "%.3f") << ','
-        << fmt(lat50) << ',' << fmt(lat90) << ',' << fmt(latmax) << ',' << late << ',' << fmt(tflops, "%.1f") << ",\"" << device << "\"," << fmt(memory_mib, "%.0f") << "\n";
+        << fmt(lat50) << ',' << fmt(lat90) << ',' << fmt(latmax) << ',' << late << ',' << fmt(tflops, "%.1f") << ",\"" << device << "\"," << fmt(memory_mib, "%.0f") << ',' << cores << "\n";
+    save();
     std::fprintf(stderr, "%s %s K=%d: makespan %.3f s, speedup %.3f, %.0f W\n", kind, name.c_str(), jobs, makespan,
                  serial / makespan, w.power_w);
   };
@@ -297,9 +305,7 @@ int drive(const Options& o, const char* self) {
       row("memory", "bare_context", k, 0, 0, 0, 0, 0, 0, 0, NAN, Window{}, NAN, NAN, NAN, 0, NAN, used);
     }
   }
-  const std::string tmp = o.out + ".tmp";
-  std::ofstream(tmp) << csv.str();
-  if (std::rename(tmp.c_str(), o.out.c_str()) != 0) throw std::runtime_error("cannot write " + o.out);
+  save();
   return 0;
 }
 
