@@ -1,13 +1,14 @@
-// The board's energy counter, power, SM clock and utilisation through NVML, opened at run time
+// The board's energy counter, SM clock, utilisation and memory in use through NVML, opened at run time
 // (libnvidia-ml ships with the driver, not the toolkit, and has no header on a build machine
-// without one). The eight entry points are NVML's documented C API
+// without one). The seven entry points are NVML's documented C API
 // (https://docs.nvidia.com/deploy/nvml-api/): an nvmlReturn_t of 0 is success, a device is an
-// opaque handle, energy is in mJ since the driver loaded (Volta and later), power in mW.
+// opaque handle, energy is in mJ since the driver loaded (Volta and later).
 #pragma once
 
 #include <dlfcn.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace coloc {
@@ -21,12 +22,11 @@ class Nvml {
     auto init = reinterpret_cast<int (*)()>(sym("nvmlInit_v2"));
     auto handle = reinterpret_cast<int (*)(unsigned, void**)>(sym("nvmlDeviceGetHandleByIndex_v2"));
     energy_ = reinterpret_cast<int (*)(void*, unsigned long long*)>(sym("nvmlDeviceGetTotalEnergyConsumption"));
-    power_ = reinterpret_cast<int (*)(void*, unsigned*)>(sym("nvmlDeviceGetPowerUsage"));
     clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(sym("nvmlDeviceGetClockInfo"));
     utilisation_ = reinterpret_cast<int (*)(void*, unsigned*)>(sym("nvmlDeviceGetUtilizationRates"));
     memory_ = reinterpret_cast<int (*)(void*, unsigned long long*)>(sym("nvmlDeviceGetMemoryInfo"));
     by_bus_ = reinterpret_cast<int (*)(const char*, void**)>(sym("nvmlDeviceGetHandleByPciBusId_v2"));
-    ok_ = init && handle && energy_ && power_ && clock_ && utilisation_ && memory_ && init() == 0 &&
+    ok_ = init && handle && energy_ && clock_ && utilisation_ && memory_ && init() == 0 &&
           handle(0, &device_) == 0;
   }
   bool ok() const { return ok_; }
@@ -39,10 +39,6 @@ class Nvml {
   double energy_j() const {
     unsigned long long mj = 0;
     return ok_ && energy_(device_, &mj) == 0 ? mj * 1e-3 : NAN;
-  }
-  double power_w() const {
-    unsigned mw = 0;
-    return ok_ && power_(device_, &mw) == 0 ? mw * 1e-3 : NAN;
   }
   double sm_clock_mhz() const {
     unsigned mhz = 0;
@@ -62,7 +58,6 @@ class Nvml {
   void* device_ = nullptr;
   bool ok_ = false;
   int (*energy_)(void*, unsigned long long*) = nullptr;
-  int (*power_)(void*, unsigned*) = nullptr;
   int (*clock_)(void*, int, unsigned*) = nullptr;
   int (*utilisation_)(void*, unsigned*) = nullptr;
   int (*memory_)(void*, unsigned long long*) = nullptr;

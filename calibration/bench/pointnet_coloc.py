@@ -12,6 +12,7 @@ Needs PyTorch with CUDA; run once more with the MPS control daemon started (--sh
 """
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -124,7 +125,6 @@ def drive(args):
         print(rows[-1], file=sys.stderr, flush=True)
     with open(args.out + ".tmp", "w") as f:
         f.write("sharing,jobs,steps_per_job,makespan_s,speedup\n" + "\n".join(rows) + "\n")
-    import os
     os.replace(args.out + ".tmp", args.out)
 
 

@@ -35,7 +35,8 @@ struct ErrorSummary {
   double median_ape = 0, p90_ape = 0, max_ape = 0;  // absolute percentage errors, %
   double coverage = 0;                              // share inside [p10, p90]
   // The same at the rows' logged convergence, over the rows that give it (NaN: none does).
-  double median_ape_at_logged = 0, p90_ape_at_logged = 0;
+  double median_ape_at_logged = std::numeric_limits<double>::quiet_NaN();
+  double p90_ape_at_logged = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct ValidationReport {

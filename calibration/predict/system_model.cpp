@@ -93,9 +93,9 @@ enum class Factor { workload_efficiency, accelerator_efficiency, host_per_step }
 // |d log(time to train) / d log(factor)| at the chosen layout: how much of the time a fitted
 // quantity moves (the workload's efficiency covers element-wise work only, the accelerator's all
 // compute, the host time its share of the step; none covers communication or convergence), so
-// that its uncertainty widens the interval by that much.
+// that its uncertainty widens the interval by that much. `t0` is the estimate at (w, p, spec).
 double sensitivity(const models::Workload& w, const models::Platform& p, int n, std::int64_t gbs,
-                   const models::ParallelSpec& spec, Factor f) {
+                   const models::ParallelSpec& spec, const models::TrainingEstimate& t0, Factor f) {
   constexpr double kStep = 0.01;
   models::Workload wd = w;
   models::Platform pd = p;
@@ -104,7 +104,7 @@ double sensitivity(const models::Workload& w, const models::Platform& p, int n, 
     case Factor::accelerator_efficiency: pd.accelerator.efficiency_scale *= std::exp(kStep); break;
     case Factor::host_per_step: wd.host_per_step = scale(wd.host_per_step, std::exp(kStep)); break;
   }
-  const auto t0 = models::estimate_training(w, p, n, gbs, spec), t1 = models::estimate_training(wd, pd, n, gbs, spec);
+  const auto t1 = models::estimate_training(wd, pd, n, gbs, spec);
   if (!t0.ok() || !t1.ok()) return 1.0;
   return std::abs(std::log(to_seconds(t1.time_to_train) / to_seconds(t0.time_to_train))) / kStep;
 }
@@ -169,7 +169,10 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   const double host_sd = in.calibration.unseen_host_spread(*w, stack);
   if (in.samples > 0 && (curve_sd > 0 || software.log_sd > 0 || host_sd > 0)) {
     const models::ParallelSpec chosen = spec_of(e->layout);
-    const auto moved = [&](Factor f, double sd) { return sd > 0 ? sd * sensitivity(*w, *p, n, gbs, chosen, f) : 0.0; };
+    const models::TrainingEstimate base = models::estimate_training(*w, *p, n, gbs, chosen);  // once for every factor
+    const auto moved = [&](Factor f, double sd) {
+      return sd > 0 ? sd * sensitivity(*w, *p, n, gbs, chosen, base, f) : 0.0;
+    };
     w->parameter_spread = std::hypot(std::hypot(moved(Factor::workload_efficiency, curve_sd),
                                                 moved(Factor::accelerator_efficiency, software.log_sd)),
                                      moved(Factor::host_per_step, host_sd));

@@ -193,11 +193,11 @@ output::Table validate_sharing_bench(const std::string& bench_csv, const models:
     const double kernel_us = positive(t, i, "kernel_us"), gap_us = t.number(i, "gap_us").value_or(0);
     if (kernel_us > 1e6) t.fail(i, "kernel_us", "at most 1 s a kernel");
     if (!(gap_us >= 0 && gap_us <= 1e6)) t.fail(i, "gap_us", "needs a host gap between 0 and 1e6 us");
-    std::vector<models::StepKernel> kernels(static_cast<std::size_t>(count(t, i, "launches_per_step", 10000)));
-    for (models::StepKernel& kernel : kernels) {
-      kernel.alone = seconds(kernel_us * 1e-6) + gpu->compute.kernel_latency;
-      kernel.width = static_cast<int>(count(t, i, "width_sms", std::max(1, gpu->compute.parallel_units)));
-    }
+    models::StepKernel kernel;
+    kernel.alone = seconds(kernel_us * 1e-6) + gpu->compute.kernel_latency;
+    kernel.width = static_cast<int>(count(t, i, "width_sms", std::max(1, gpu->compute.parallel_units)));
+    const std::vector<models::StepKernel> kernels(static_cast<std::size_t>(count(t, i, "launches_per_step", 10000)),
+                                                  kernel);
     models::DeviceSharing d;
     const std::string mode = t.cell(i, "sharing");
     if (mode != "time_slicing" && mode != "mps") t.fail(i, "sharing", "time_slicing or mps");
@@ -228,7 +228,7 @@ output::Table validate_sharing_bench(const std::string& bench_csv, const models:
                   : name.back() == "queued_long" && mode == "time_slicing" ? "derives switch_cost"
                                                                             : "validation");
     jobs.values.push_back(static_cast<double>(k));
-    width.values.push_back(kernels.front().width);
+    width.values.push_back(kernel.width);
     measured.values.push_back(pub);
     model.values.push_back(got);
     measured_s.values.push_back(positive(t, i, "makespan_s"));
