@@ -4,8 +4,10 @@
 #include <deque>
 #include <map>
 #include <numeric>
+#include <utility>
 
 #include "sim/core/engine.hpp"
+#include "sim/core/quantile.hpp"
 
 namespace sp::models {
 
@@ -298,12 +300,7 @@ ColocationRun simulate_colocation(const std::vector<ColocatedJob>& jobs, const D
 }
 
 double quantile_linear(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(pos);
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+  return v.empty() ? 0.0 : quantile(std::move(v), std::clamp(q, 0.0, 1.0));  // sim/core/quantile.hpp
 }
 
 }  // namespace sp::models
