@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   double seconds = 0;
   int gemm_size = 8192;
   app.add_option("--out", o.out, "CSV to write")->capture_default_str();
-  app.add_option("--sharing", o.sharing, "label of the sharing in force: time_slicing, or mps when the daemon runs")
+  app.add_option("--sharing", o.sharing, "the sharing in force: time_slicing, or mps when the daemon runs (checked)")
       ->capture_default_str()
       ->check(CLI::IsMember({"time_slicing", "mps"}));
   app.add_option("--jobs", o.jobs, "job counts K")->capture_default_str()->delimiter(',');
@@ -186,6 +186,7 @@ int main(int argc, char** argv) {
     if (role == "hold") return hold(seconds);
     if (role == "gemm") return gemm_load(seconds, static_cast<unsigned long long>(gemm_size));
     coloc::check_cases(o.cases);
+    coloc::check_sharing(o.sharing);
     if (!(o.job_seconds > 0 && o.job_seconds <= 600)) throw UsageError("--job-seconds: between 0 and 600 s");
     if (o.jobs.empty() || o.jobs.front() != 1 || std::any_of(o.jobs.begin(), o.jobs.end(), [](int k) { return k < 1; }))
       throw UsageError("--jobs: positive counts starting with 1 (the one-job time every speedup divides)");

@@ -3,7 +3,10 @@
 // with fork and exec, reporting on a pipe, while the driver samples NVML every 20 ms.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -46,6 +49,24 @@ inline void check_cases(const std::vector<std::string>& cases) {
     if (std::none_of(std::begin(kCases), std::end(kCases), [&](const Case& c) { return name == c.name; }))
       throw gpubench::UsageError("--cases: no case '" + name + "' (valid: " + known + ")");
   }
+}
+
+// Whether an MPS control daemon is up where CUDA's clients look for it: its pipes and sockets live
+// in CUDA_MPS_PIPE_DIRECTORY, /tmp/nvidia-mps by default, the control pipe named `control`
+// (NVIDIA's MPS documentation, "CUDA_MPS_PIPE_DIRECTORY"). A client whose driver finds no daemon
+// there runs time-sliced without a word, so the --sharing label must agree with it, or rows
+// measured under one kind of sharing would be filed under the other.
+inline void check_sharing(const std::string& sharing) {
+  const char* env = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  const std::string control = std::string(env && *env ? env : "/tmp/nvidia-mps") + "/control";
+  struct stat st {};
+  const bool daemon = ::stat(control.c_str(), &st) == 0;
+  if (sharing == "mps" && !daemon)
+    throw gpubench::UsageError("--sharing mps: no MPS control daemon at " + control +
+                               " (start nvidia-cuda-mps-control -d with the same CUDA_MPS_PIPE_DIRECTORY)");
+  if (sharing == "time_slicing" && daemon)
+    throw gpubench::UsageError("--sharing time_slicing: an MPS control daemon is up at " + control +
+                               ", so the processes would share by MPS (stop it, or label the run --sharing mps)");
 }
 
 struct Child {
