@@ -38,6 +38,15 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
       if (r.time_to_train_min && !(*r.time_to_train_min > 0)) t.fail(i, "time_to_train_min", "must be positive");
     }
     r.global_batch = t.integer(i, "global_batch_size");
+    const auto degree = [&](const char* column) -> std::optional<int> {
+      if (!t.has_column(column)) return std::nullopt;
+      const auto v = t.integer(i, column);
+      if (v && (*v < 1 || *v > 65536)) t.fail(i, column, "needs a parallel degree between 1 and 65536, or nothing");
+      return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
+    };
+    r.tensor_parallel = degree("tensor_parallel");
+    r.context_parallel = degree("context_parallel");
+    r.pipeline_parallel = degree("pipeline_parallel");
     if (r.global_batch && *r.global_batch < 1) t.fail(i, "global_batch_size", "must be at least 1");
     if (t.has_column("subm_mean_to_converge")) {
       if (const auto c = t.number(i, "subm_mean_to_converge")) {
@@ -67,8 +76,11 @@ void attach_phases(std::vector<MlperfResult>& results, const config::CsvTable& t
       phase = Phase::after_last_evaluation;
     } else if (name == "training_step") {
       phase = Phase::training_step;
+    } else if (name == "evaluation_setup") {
+      phase = Phase::evaluation_setup;
     } else {
-      t.fail(i, "phase", "'" + name + "' is not a phase (evaluation, after_last_evaluation, training_step)");
+      t.fail(i, "phase",
+             "'" + name + "' is not a phase (evaluation, after_last_evaluation, training_step, evaluation_setup)");
     }
     const auto seconds = t.number(i, "seconds");
     if (!seconds || !(*seconds > 0)) t.fail(i, "seconds", "needs a positive time in seconds");

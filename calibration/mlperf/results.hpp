@@ -19,7 +19,8 @@ struct PhaseObservation {
   enum class Phase {
     evaluation,             // training stopped for one evaluation (mean over the run's evaluations)
     after_last_evaluation,  // the end of the last evaluation to run_stop (asynchronous scoring)
-    training_step           // one training step between evaluations
+    training_step,          // one training step between evaluations
+    evaluation_setup        // the first training interval's time beyond its steps at the steady rate
   };
   Phase phase = Phase::evaluation;
   double seconds = 0;  // mean over the runs read
@@ -49,6 +50,10 @@ struct MlperfResult {
     return *converged * (converged_in_epochs ? static_cast<double>(train_samples) : 1.0);
   }
   std::string org_folder, system_folder;  // where its logs are (empty when the table has no such columns)
+  // The layout the system ran where its configuration says (columns tensor_parallel,
+  // context_parallel, pipeline_parallel; e.g. Lambda's config_1cc_2x8x2xtp4pp1cp1.sh): part of the
+  // system's description, like its global batch. Empty: the workload file's rule or search.
+  std::optional<int> tensor_parallel, context_parallel, pipeline_parallel;
   std::vector<PhaseObservation> phases;
 };
 

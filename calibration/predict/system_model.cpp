@@ -142,7 +142,14 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   out.software_source = software.source;
 
   const int n = row.accelerators;
-  const models::ParallelSpec spec = w->parallelism.for_accelerators(n);
+  models::ParallelSpec spec = w->parallelism.for_accelerators(n);
+  if (row.tensor_parallel || row.context_parallel || row.pipeline_parallel) {
+    // The layout the system declares: no search, the unnamed degrees 1.
+    spec.tensor = row.tensor_parallel.value_or(1);
+    spec.context = row.context_parallel.value_or(1);
+    spec.pipeline = row.pipeline_parallel.value_or(1);
+    spec.search.reset();
+  }
   std::int64_t gbs = 0;
   if (row.global_batch) {
     gbs = *row.global_batch;

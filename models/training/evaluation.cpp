@@ -49,7 +49,8 @@ EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& lay, Dur
   c.each = forward + scale(e.batch_overhead, static_cast<double>(c.batches)) + e.overhead + e.host_work / nodes;
   c.scoring = exposed_scoring(e.asynchronous_scoring, scale(step, interval / static_cast<double>(gbs)) + c.each,
                               c.evaluations);
-  c.total = scale(c.each, c.evaluations) + c.scoring;
+  if (c.evaluations > 0) c.first = e.first_overhead;
+  c.total = scale(c.each, c.evaluations) + c.scoring + c.first;
   return c;
 }
 

@@ -2,8 +2,9 @@
 // how many evaluations a run performs before it converges, and what each costs: the evaluation
 // set split over the data-parallel replicas in whole micro-batches (so small sets do not shrink
 // with N), forward passes only, plus an overhead per step of the evaluation loop, a fixed
-// overhead and host-side work shared by the nodes; and, where scoring runs on a background worker,
-// the last evaluation's scoring (and any backlog) before the run can stop.
+// overhead and host-side work shared by the nodes; where scoring runs on a background worker,
+// the last evaluation's scoring (and any backlog) before the run can stop; and a one-time set-up
+// before the first evaluation.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,10 @@ struct EvaluationCost {
   Duration forward;  // of `each`, the accelerators computing (the rest is overhead and host work)
   std::int64_t batches = 0;  // steps of the evaluation loop, each costing the rule's batch_overhead
   Duration scoring;  // asynchronous scoring still running after the last evaluation (once per run)
-  Duration total;    // evaluations x each + scoring
+  Duration first;    // the evaluation's one-time set-up before the first one (once per run)
+  Duration total;    // evaluations x each + scoring + first
+  /// What grows with the samples trained (the evaluations), without the once-per-run costs.
+  Duration recurring() const { return total - scoring - first; }
 };
 
 /// Asynchronous scoring's delay of a run's end: `scoring` per evaluation on one background

@@ -74,7 +74,11 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
   const double per_unit = to_seconds(e.step.jittered_compute) * p.compute_jitter;
   const double base_step = to_seconds(e.step.step - e.step.straggler);
   const double gbs = static_cast<double>(e.global_batch);
-  const double eval_per_sample = e.convergence.mean_samples > 0 ? to_seconds(e.evaluation.total) / e.convergence.mean_samples : 0;
+  // Evaluations grow with the samples a run trains; the scoring after the last one and the
+  // set-up before the first happen once whatever the run's length.
+  const double eval_per_sample =
+      e.convergence.mean_samples > 0 ? to_seconds(e.evaluation.recurring()) / e.convergence.mean_samples : 0;
+  const double once = to_seconds(e.evaluation.scoring + e.evaluation.first);
   const ObservedConvergence seen = observed_convergence(w, e.global_batch);
   std::vector<double> scores;
   std::vector<double> runs(static_cast<std::size_t>(w.runs_per_result));
@@ -84,7 +88,7 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
           observe(std::max(gbs, convergence.normal(seen.continuous_mean, seen.stdev)), seen.interval);
       const double steps = converge / gbs;
       const double waits = per_unit * (steps * m.mean + std::sqrt(steps * m.variance) * stragglers.normal(0.0, 1.0));
-      run = steps * base_step + std::max(0.0, waits) + converge * eval_per_sample;
+      run = steps * base_step + std::max(0.0, waits) + converge * eval_per_sample + once;
     }
     // The model's own error, as calibration measured it on held-out systems, multiplies the score.
     scores.push_back(olympic_mean(runs) * det::exp(model.normal(0.0, w.model_error_at(e.accelerators))));

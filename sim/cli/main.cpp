@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
   CLI::App* predict_cmd = app.add_subcommand("predict", "time to train of every system in a results-style CSV");
   predict_cmd->add_option("--systems", predict.systems,
                           "CSV with benchmark, accelerator, accelerators_per_node, nodes, accelerators_total, "
-                          "global_batch_size (may be empty)")
+                          "global_batch_size (may be empty); optional tensor_parallel, context_parallel, pipeline_parallel (the "
+                          "layout the system runs; empty: the workload's rule)")
       ->required();
   predict_cmd->add_option("--out,-o", predict.out, "output CSV")->required();
   predict_cmd->add_option("--samples", predict.samples, "Monte Carlo replicates for p10/p90")->capture_default_str();

@@ -88,8 +88,9 @@ TEST(Calibrate, TheCommittedParametersComeFromTheCommittedData) {
     EXPECT_NEAR(got.log_sd, c.log_sd, 1e-5) << name;
     // Physical ranges, in kEvaluationCosts' order: a timed evaluation's barrier and set-up under
     // a minute; host-side metric work minutes at most; a fetch, a reduction and a synchronisation
-    // per evaluation batch well under a second; scoring one validation set under a minute.
-    const double upper_s[] = {60.0, 300.0, 1.0, 60.0};
+    // per evaluation batch well under a second; scoring one validation set under a minute; the
+    // evaluation's one-time set-up under a minute.
+    const double upper_s[] = {60.0, 300.0, 1.0, 60.0, 60.0};
     static_assert(std::size(upper_s) == models::kEvaluationCosts.size());
     for (std::size_t k = 0; k < models::kEvaluationCosts.size(); ++k) {
       const auto& want = c.evaluation_costs[k];
@@ -152,6 +153,12 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
   // And the host time per step, away from the files' 2 ms and 1 ms: what the logged steps at 1
   // to 144 samples per GPU tell from the cost per sample.
   truth.workloads["retinanet"].host_per_step = seconds(0.004);
+  // Llama2-70B LoRA's evaluation costs away from the file's centres (1 s, 0.1 s a batch, 5 s
+  // once): its logged evaluations at 2 to 22 batches tell the two recurring costs apart, the
+  // logged set-up phase the one-time cost from them.
+  truth.workloads["llama2_70b_lora"].cost("evaluation_overhead") = seconds(0.6);
+  truth.workloads["llama2_70b_lora"].cost("evaluation_batch_overhead") = seconds(0.17);
+  truth.workloads["llama2_70b_lora"].cost("evaluation_first_overhead") = seconds(12.0);
   truth.workloads["bert"].host_per_step = seconds(0.0025);
   // Stable Diffusion's on NVIDIA's code and, separately, on maxdiffusion (JAX, the TPU rows): the
   // TPU rows' logged steps at 2 to 32 images per chip tell it from the TPU's level.
@@ -181,9 +188,7 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
         models::evaluation_cost(w, p.estimate.layout, p.estimate.step.forward_per_micro_batch, p.estimate.step.step,
                                 p.estimate.nodes, samples, p.global_batch);
     for (PhaseObservation& o : r.phases) {
-      o.seconds = to_seconds(o.phase == PhaseObservation::Phase::evaluation              ? ev.each
-                             : o.phase == PhaseObservation::Phase::after_last_evaluation ? ev.scoring
-                                                                                         : p.estimate.step.step);
+      o.seconds = modelled_phase(p.estimate, ev, o.phase);
     }
   }
   const FitResult fit = calibrate_mlperf(rows, catalog(), platforms, CalibrateOptions{});
@@ -195,6 +200,10 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
   EXPECT_NEAR(to_seconds(*retinanet.cost("host_work")), 18.0, 1.0);
   EXPECT_NEAR(to_seconds(*retinanet.cost("evaluation_scoring")), 3.0, 0.15);
   EXPECT_NEAR(to_seconds(*retinanet.host_per_step), 0.004, 0.0004);
+  const models::WorkloadCurve& llama = fit.calibration.workloads.at("llama2_70b_lora");
+  EXPECT_NEAR(to_seconds(*llama.cost("evaluation_overhead")), 0.6, 0.06);
+  EXPECT_NEAR(to_seconds(*llama.cost("evaluation_batch_overhead")), 0.17, 0.017);
+  EXPECT_NEAR(to_seconds(*llama.cost("evaluation_first_overhead")), 12.0, 0.6);
   const models::WorkloadCurve& sd = fit.calibration.workloads.at("stable_diffusion");
   EXPECT_NEAR(to_seconds(*sd.host_per_step), 0.006, 0.0006);
   ASSERT_EQ(sd.host_per_step_on.count("jax"), 1u);
@@ -224,9 +233,12 @@ TEST(Phases, RunsAverageAndBadRowsAreNamed) {
   // Two runs' evaluations (0.5 s and 0.4 s) average to 0.45 s; the scoring phase is its own.
   attach_phases(rows, config::CsvTable(header + "retinanet,NVIDIA,eos,evaluation,0.5\n"
                                                 "retinanet,NVIDIA,eos,after_last_evaluation,3\n"
-                                                "retinanet,NVIDIA,eos,evaluation,0.4\n",
+                                                "retinanet,NVIDIA,eos,evaluation,0.4\n"
+                                                "retinanet,NVIDIA,eos,evaluation_setup,8.5\n",
                                        "phases.csv"));
-  ASSERT_EQ(rows[0].phases.size(), 2u);
+  ASSERT_EQ(rows[0].phases.size(), 3u);
+  EXPECT_EQ(rows[0].phases[2].phase, PhaseObservation::Phase::evaluation_setup);
+  EXPECT_DOUBLE_EQ(rows[0].phases[2].seconds, 8.5);
   EXPECT_EQ(rows[0].phases[0].phase, PhaseObservation::Phase::evaluation);
   EXPECT_DOUBLE_EQ(rows[0].phases[0].seconds, 0.45);
   EXPECT_EQ(rows[0].phases[0].runs, 2);
@@ -276,6 +288,27 @@ TEST(Calibrate, PhaseResidualsCompareTheModelsPhasesWithTheLogs) {
   // The step, the file's 2 ms of host time per step included.
   EXPECT_EQ(e.step.host.ps(), milliseconds(2).ps());
   EXPECT_NEAR(got[2], std::log(to_seconds(e.step.step) / row->row.phases[2].seconds), 1e-9);
+}
+
+TEST(Calibrate, TheLoggedSetUpBeforeTheFirstEvaluationIsTheModelsOneTimeCost) {
+  // Llama2-70B LoRA on 1,024 H100: its two runs stall 8.372 and 8.314 s before the first
+  // evaluation (mean 8.343 s); at the prior the model's one-time set-up is the file's 5 s.
+  std::vector<std::string> skipped;
+  const PlatformCatalog platforms(catalog());
+  const FitProblem pb(v41(), catalog(), platforms, skipped);
+  const auto row = std::find_if(pb.rows().begin(), pb.rows().end(), [](const PreparedRow& r) {
+    return r.row.benchmark == "llama2_70b_lora" && r.row.accelerators == 1024;
+  });
+  ASSERT_NE(row, pb.rows().end());
+  const auto& ph = row->row.phases;
+  const auto setup = std::find_if(ph.begin(), ph.end(), [](const PhaseObservation& o) {
+    return o.phase == PhaseObservation::Phase::evaluation_setup;
+  });
+  ASSERT_NE(setup, ph.end());
+  EXPECT_NEAR(setup->seconds, 8.343, 1e-9);
+  EXPECT_EQ(setup->runs, 2);
+  const std::vector<double> got = pb.phase_log_errors(*row, pb.prior());
+  EXPECT_NEAR(got[static_cast<std::size_t>(setup - ph.begin())], std::log(5.0 / 8.343), 1e-9);
 }
 
 TEST(Validate, StepTableComparesTheSimulatedStepWithTheLoggedOne) {
@@ -545,6 +578,45 @@ TEST(SystemModel, ResizedNodeKeepsItsNicsPerAccelerator) {
   EXPECT_EQ(four.topology.accelerators_per_node, 4);
   EXPECT_EQ(four.topology.tiers[0].size, 4);  // the NVLink switch domain is the node
   EXPECT_DOUBLE_EQ(four.topology.tiers.back().bandwidth.value(), dgx.topology.tiers.back().bandwidth.value());
+}
+
+TEST(SystemModel, ARowsDeclaredLayoutReplacesTheWorkloadsRule) {
+  // Llama2-70B LoRA on 16 H100 at GBS 8: the workload's multi-node rule is TP4 CP2, so 2
+  // replicas of 4 micro-batches; Lambda's config_1cc_2x8x2xtp4pp1cp1.sh ran TP4 CP1: 16 / 4 = 4
+  // replicas, 8 / 4 = 2 micro-batches each.
+  const PlatformCatalog platforms(catalog());
+  const SystemModelInputs in{catalog(), platforms, models::Calibration{}, 0, 1};
+  MlperfResult row;
+  row.benchmark = "llama2_70b_lora";
+  row.accelerator = "NVIDIA H100-SXM5-80GB";
+  row.accelerators = 16;
+  row.accelerators_per_node = 8;
+  row.global_batch = 8;
+  SystemPrediction p = predict_system(row, in);
+  ASSERT_EQ(p.status, "ok") << p.message;
+  EXPECT_EQ(p.estimate.layout.describe(), "TP4 CP2 PP1 DP2 mb1 x4 ZeRO-1");
+  row.tensor_parallel = 4;
+  row.context_parallel = 1;
+  p = predict_system(row, in);
+  ASSERT_EQ(p.status, "ok") << p.message;
+  EXPECT_EQ(p.estimate.layout.describe(), "TP4 CP1 PP1 DP4 mb1 x2 ZeRO-1");
+  // The table's columns: a degree below 1 names its file, line and column.
+  const std::string header = "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size,"
+                             "tensor_parallel,context_parallel,pipeline_parallel\n";
+  const auto rows = read_mlperf_results(
+      config::CsvTable(header + "llama2_70b_lora,NVIDIA H100-SXM5-80GB,8,2,16,8,4,1,\n", "systems.csv"));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].tensor_parallel, 4);
+  EXPECT_EQ(rows[0].context_parallel, 1);
+  EXPECT_FALSE(rows[0].pipeline_parallel.has_value());
+  try {
+    read_mlperf_results(config::CsvTable(header + "llama2_70b_lora,NVIDIA H100-SXM5-80GB,8,2,16,8,0,1,1\n", "systems.csv"));
+    ADD_FAILURE() << "a tensor-parallel degree of 0 was accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("systems.csv:2"), std::string::npos) << what;
+    EXPECT_NE(what.find("tensor_parallel"), std::string::npos) << what;
+  }
 }
 
 TEST(SystemModel, RowsItCannotModelSayWhy) {

@@ -82,6 +82,29 @@ TEST(Evaluation, AsynchronousScoringDelaysOnlyTheEndOfTheRunUnlessItFallsBehind)
   EXPECT_EQ(exposed_scoring(seconds(1.0), milliseconds(564), 0).ps(), 0);  // no evaluation, nothing to score
 }
 
+TEST(Evaluation, TheFirstEvaluationsSetUpIsPaidOncePerRun) {
+  // The hand-worked case above (8.5 evaluations of 1.064 s) with 9 s of one-time set-up: 9.044 +
+  // 9 = 18.044 s, whatever the number of evaluations; the recurring part stays 8.5 x 1.064 s.
+  Workload w = testing::evaluated_workload(1000, 100);
+  w.evaluation.skip_per_global_batch = 0.5;
+  w.evaluation.skip_count = 1;
+  w.evaluation.overhead = seconds(0.5);
+  w.evaluation.host_work = seconds(1.0);
+  w.evaluation.first_overhead = seconds(9.0);
+  const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
+  EvaluationCost c = evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 2, 1050, 2);
+  EXPECT_EQ(c.first.ps(), seconds(9.0).ps());
+  EXPECT_EQ(c.total.ps(), (seconds(8.5 * 1.064) + seconds(9.0)).ps());
+  EXPECT_EQ(c.recurring().ps(), seconds(8.5 * 1.064).ps());
+  // Twice the samples, twice the evaluations (+10), the set-up once: 18.5 x 1.064 + 9 s.
+  c = evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 2, 2050, 2);
+  EXPECT_EQ(c.total.ps(), (seconds(18.5 * 1.064) + seconds(9.0)).ps());
+  // A run that ends before its first evaluation never sets one up: 150 samples, 1.5 - 2 < 0.
+  c = evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 2, 150, 2);
+  EXPECT_EQ(c.evaluations, 0);
+  EXPECT_EQ(c.total.ps(), 0);
+}
+
 TEST(Evaluation, UntimedEvaluationCostsNothing) {
   const Workload sd = shipped_workload("stable_diffusion");
   const EvaluationCost c =
