@@ -1,39 +1,23 @@
 // Calibration: Levenberg-Marquardt on closed-form problems, the committed parameter file
-// reproduced from the committed data, and the system model's own rules (batch interpolation,
-// node resizing, rows it cannot model) by hand.
+// reproduced from the committed data, known parameters recovered from generated times, and the
+// phases the logs time against the model's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <iterator>
-#include <limits>
 
 #include "calibration/fit/levenberg_marquardt.hpp"
 #include "calibration/mlperf/calibrate.hpp"
 #include "calibration/mlperf/fit_problem.hpp"
 #include "sim/core/error.hpp"
 #include "sim/config/loader.hpp"
+#include "tests/calibration/mlperf_fixtures.hpp"
 
 namespace sp::calibration {
 
-namespace {
-const std::string kData = std::string(SP_SOURCE_DIR) + "/calibration/data/mlperf/results_v4.1.csv";
-
-const std::string kPhases = std::string(SP_SOURCE_DIR) + "/calibration/data/mlperf/phases_v4.1.csv";
-
-// The committed data as `calibrate mlperf --phases` reads it: the rows and their logs' phases.
-std::vector<MlperfResult> v41() {
-  std::vector<MlperfResult> rows = read_mlperf_results(config::CsvTable::read(kData));
-  attach_phases(rows, config::CsvTable::read(kPhases));
-  return rows;
-}
-
-const models::Catalog& catalog() {
-  static const models::Catalog c(std::filesystem::path(SP_SOURCE_DIR) / "models");
-  return c;
-}
-}  // namespace
+using testing::catalog;
+using testing::v41;
 
 TEST(LevenbergMarquardt, RecoversAnExponentialDecayExactly) {
   // y = 3 exp(-0.7 t) at t = 0..9, no noise: the minimum is (3, 0.7) with zero cost.
@@ -454,53 +438,6 @@ TEST(Calibrate, SoftwareEfficiencyComesFromTheDeepestLevelSeen) {
   EXPECT_DOUBLE_EQ(e.log_sd, 0.0);
 }
 
-// An accelerator kind predicted with every row of it left out of the fit, as a user would
-// predict a system they do not have. What the kind's rows add is its software level; without
-// them the prediction takes its family's or stack's. The tolerances are fixed beforehand from
-// what the structure can know: a kind of a family the fit saw (H200 from Hopper) strays by its
-// kind spread, 15 %; a kind of a family never seen (B200: no other Blackwell rows in v4.1) by the
-// family spread on top, 35 %, the leave-one-kind-out target of issue 12. They bound how far
-// leaving the kind out moves each prediction from the one calibrated with every row: the time
-// model's own error on a row (Azure's 512 H200 on Llama: -16 % in sample, a mid-scale step the
-// model makes too fast) is the same with or without the kind and is what the validation tables
-// report (README "Calibration and accuracy").
-void expect_left_out_kind(const std::string& kind, const std::string& source, double tolerance,
-                          int large = std::numeric_limits<int>::max(), double large_tolerance = 0) {
-  const PlatformCatalog platforms(catalog());
-  const ValidationReport rep = predict_left_out(v41(), catalog(), platforms, HoldOut::kind, kind, 100);
-  const SystemModelInputs all_rows{catalog(), platforms, models::default_calibration(), 0, 1};
-  ASSERT_FALSE(rep.rows.empty());
-  for (const ValidationRow& r : rep.rows) {
-    EXPECT_EQ(r.prediction.kind, kind);
-    EXPECT_EQ(r.prediction.software_source, source);
-    const double left_out = to_seconds(r.prediction.estimate.time_to_train);
-    const double in_sample = to_seconds(predict_system(r.row, all_rows).estimate.time_to_train);
-    EXPECT_LT(std::abs(std::log(left_out / in_sample)), r.row.accelerators > large ? large_tolerance : tolerance)
-        << r.row.benchmark << " " << r.row.accelerators << " x " << kind << ": " << left_out / 60 << " left out, "
-        << in_sample / 60 << " in sample, " << *r.row.time_to_train_min << " min published";
-    // The interval of an unseen kind is wider than the model error alone: it carries the spread
-    // of the levels the fit never saw.
-    EXPECT_GT(r.prediction.estimate.p90, r.prediction.estimate.p10);
-  }
-}
-
-TEST(LeftOut, B200FromNoBlackwellRowsAtAll) {
-  expect_left_out_kind("B200-SXM-180GB", "stack: nvidia", 0.35);
-}
-
-TEST(LeftOut, H200FromTheHopperFamily) {
-  expect_left_out_kind("H200-SXM5-141GB", "family: hopper/nvidia", 0.15);
-}
-
-// The kind the fit is anchored on when every row is in: left out, H200 SXM (the kind with the
-// most rows then) anchors the fit and H100 SXM is predicted from the Hopper family like H200 is.
-// Its rows above 64 GPUs also lose what only H100's large runs tell (the logged evaluations and
-// steps at 1,024-3,472 GPUs: per-node evaluation work, host time per step at 1-4 samples per
-// GPU): there they are held to the leave-one-kind-out bound of issue 12 (35 %), as B200's are.
-TEST(LeftOut, H100TheReferenceKindFromTheHopperFamily) {
-  expect_left_out_kind("H100-SXM5-80GB", "family: hopper/nvidia", 0.15, 64, 0.35);
-}
-
 TEST(Calibrate, HostTimePerStepIsThatOfTheCodeTheStackRuns) {
   // NVIDIA's NeMo code (the files') 7 ms a step, maxdiffusion on JAX 26 ms: a workload applied
   // for the jax stack takes 26 ms, for nvidia, or a stack the fit never saw, 7 ms.
@@ -558,90 +495,6 @@ TEST(Calibrate, ModelErrorIsTheLargerOfTheWorkloadsAndItsScaleRanges) {
   EXPECT_DOUBLE_EQ(w.model_error_at(9), 0.09);     // 9-64: the range's
   EXPECT_DOUBLE_EQ(w.model_error_at(64), 0.09);
   EXPECT_DOUBLE_EQ(w.model_error_at(3472), 0.18);  // > 64
-}
-
-TEST(SystemModel, TypicalBatchInterpolatesGeometrically) {
-  // BERT's table has 8 -> 768 and 64 -> 4608. At 16: f = log(16/8) / log(64/8) = 1/3, so
-  // 768 x (4608/768)^(1/3) = 768 x 6^(1/3) = 1395.5 samples, 87.2 per rank at DP16 -> 87 x 16.
-  const models::Workload bert = *catalog().find_workload("bert");
-  EXPECT_EQ(typical_global_batch(bert, 16, 16), 87 * 16);
-  EXPECT_EQ(typical_global_batch(bert, 8, 8), 768);           // a table point
-  EXPECT_EQ(typical_global_batch(bert, 1, 1), 448);           // below the table: its first point
-  // Above the table: its last point, 13888 / 8192 = 1.70 per rank, rounded to whole samples: 2.
-  EXPECT_EQ(typical_global_batch(bert, 8192, 8192), 2 * 8192);
-}
-
-TEST(SystemModel, ResizedNodeKeepsItsNicsPerAccelerator) {
-  const models::Platform dgx = models::parse_platform(
-      config::load_file(std::string(SP_SOURCE_DIR) + "/scenarios/platforms/dgx_h100.yaml"), catalog());
-  const models::Platform four = resize_node(dgx, 4);
-  EXPECT_EQ(four.topology.accelerators_per_node, 4);
-  EXPECT_EQ(four.topology.tiers[0].size, 4);  // the NVLink switch domain is the node
-  EXPECT_DOUBLE_EQ(four.topology.tiers.back().bandwidth.value(), dgx.topology.tiers.back().bandwidth.value());
-}
-
-TEST(SystemModel, ARowsDeclaredLayoutReplacesTheWorkloadsRule) {
-  // Llama2-70B LoRA on 16 H100 at GBS 8: the workload's multi-node rule is TP4 CP2, so 2
-  // replicas of 4 micro-batches; Lambda's config_1cc_2x8x2xtp4pp1cp1.sh ran TP4 CP1: 16 / 4 = 4
-  // replicas, 8 / 4 = 2 micro-batches each.
-  const PlatformCatalog platforms(catalog());
-  const SystemModelInputs in{catalog(), platforms, models::Calibration{}, 0, 1};
-  MlperfResult row;
-  row.benchmark = "llama2_70b_lora";
-  row.accelerator = "NVIDIA H100-SXM5-80GB";
-  row.accelerators = 16;
-  row.accelerators_per_node = 8;
-  row.global_batch = 8;
-  SystemPrediction p = predict_system(row, in);
-  ASSERT_EQ(p.status, "ok") << p.message;
-  EXPECT_EQ(p.estimate.layout.describe(), "TP4 CP2 PP1 DP2 mb1 x4 ZeRO-1");
-  row.tensor_parallel = 4;
-  row.context_parallel = 1;
-  p = predict_system(row, in);
-  ASSERT_EQ(p.status, "ok") << p.message;
-  EXPECT_EQ(p.estimate.layout.describe(), "TP4 CP1 PP1 DP4 mb1 x2 ZeRO-1");
-  // The table's columns: a degree below 1 names its file, line and column.
-  const std::string header = "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size,"
-                             "tensor_parallel,context_parallel,pipeline_parallel\n";
-  const auto rows = read_mlperf_results(
-      config::CsvTable(header + "llama2_70b_lora,NVIDIA H100-SXM5-80GB,8,2,16,8,4,1,\n", "systems.csv"));
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].tensor_parallel, 4);
-  EXPECT_EQ(rows[0].context_parallel, 1);
-  EXPECT_FALSE(rows[0].pipeline_parallel.has_value());
-  try {
-    read_mlperf_results(config::CsvTable(header + "llama2_70b_lora,NVIDIA H100-SXM5-80GB,8,2,16,8,0,1,1\n", "systems.csv"));
-    ADD_FAILURE() << "a tensor-parallel degree of 0 was accepted";
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("systems.csv:2"), std::string::npos) << what;
-    EXPECT_NE(what.find("tensor_parallel"), std::string::npos) << what;
-  }
-}
-
-TEST(SystemModel, RowsItCannotModelSayWhy) {
-  const PlatformCatalog platforms(catalog());
-  const SystemModelInputs in{catalog(), platforms, models::Calibration{}, 0, 1};
-  MlperfResult row;
-  row.benchmark = "bert";
-  row.accelerator = "NVIDIA Imaginary X1";
-  row.accelerators = 8;
-  row.accelerators_per_node = 8;
-  SystemPrediction p = predict_system(row, in);
-  EXPECT_EQ(p.status, "error");
-  EXPECT_EQ(p.message.rfind("unknown accelerator 'NVIDIA Imaginary X1' (closest kinds: ", 0), 0u) << p.message;
-  row.accelerator = "NVIDIA H100-SXM5-80GB";
-  row.benchmark = "gpt3";
-  p = predict_system(row, in);
-  EXPECT_EQ(p.message, "unknown benchmark 'gpt3'");
-  row.benchmark = "bert";
-  row.accelerators = 12;  // one and a half nodes
-  p = predict_system(row, in);
-  EXPECT_EQ(p.message, "12 accelerators are not whole nodes of 8");
-  row.accelerators = 8;
-  p = predict_system(row, in);
-  EXPECT_EQ(p.status, "ok");
-  EXPECT_EQ(p.global_batch, 768);
 }
 
 }  // namespace sp::calibration
