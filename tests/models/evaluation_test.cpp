@@ -20,16 +20,25 @@ TEST(Evaluation, IntervalsFollowTheMlperfRules) {
   EXPECT_DOUBLE_EQ(evaluation_interval_samples(shipped_workload("retinanet"), 256), 1170301);
 }
 
-TEST(Evaluation, CountAndCostByHand) {
-  // 1,000 evaluation samples over 8 data-parallel replicas: 125 each, in micro-batches of 4:
-  // 32 micro-batches of 2 ms forward = 64 ms; plus 0.5 s of fixed overhead and 1 s of host
-  // work shared by 2 nodes: 1.064 s each. Every 100 samples; converging at 1,050 samples: 10.5
-  // evaluations minus the FLOOR(0.5 x 2 + 1) = 2 skipped ones.
+namespace {
+// 1,000 evaluation samples every 100 trained, 0.5 s of fixed overhead and 1 s of host work, the
+// first FLOOR(0.5 x GBS + 1) evaluations skipped.
+Workload hand_worked() {
   Workload w = testing::evaluated_workload(1000, 100);
   w.evaluation.skip_per_global_batch = 0.5;
   w.evaluation.skip_count = 1;
   w.evaluation.overhead = seconds(0.5);
   w.evaluation.host_work = seconds(1.0);
+  return w;
+}
+}  // namespace
+
+TEST(Evaluation, CountAndCostByHand) {
+  // 1,000 evaluation samples over 8 data-parallel replicas: 125 each, in micro-batches of 4:
+  // 32 micro-batches of 2 ms forward = 64 ms; plus 0.5 s of fixed overhead and 1 s of host
+  // work shared by 2 nodes: 1.064 s each. Every 100 samples; converging at 1,050 samples: 10.5
+  // evaluations minus the FLOOR(0.5 x 2 + 1) = 2 skipped ones.
+  const Workload w = hand_worked();
   const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
   ASSERT_EQ(lay.micro_batch, 4);
   const EvaluationCost c = evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 2, 1050, 2);
@@ -85,11 +94,7 @@ TEST(Evaluation, AsynchronousScoringDelaysOnlyTheEndOfTheRunUnlessItFallsBehind)
 TEST(Evaluation, TheFirstEvaluationsSetUpIsPaidOncePerRun) {
   // The hand-worked case above (8.5 evaluations of 1.064 s) with 9 s of one-time set-up: 9.044 +
   // 9 = 18.044 s, whatever the number of evaluations; the recurring part stays 8.5 x 1.064 s.
-  Workload w = testing::evaluated_workload(1000, 100);
-  w.evaluation.skip_per_global_batch = 0.5;
-  w.evaluation.skip_count = 1;
-  w.evaluation.overhead = seconds(0.5);
-  w.evaluation.host_work = seconds(1.0);
+  Workload w = hand_worked();
   w.evaluation.first_overhead = seconds(9.0);
   const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
   EvaluationCost c = evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 2, 1050, 2);
