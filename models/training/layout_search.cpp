@@ -70,6 +70,15 @@ std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform
                                                Fidelity fidelity, LayoutFallback fallback) {
   Search s{w, p, n, gbs, fidelity, std::nullopt, std::nullopt};
   s.consider(base);
+  // Where the usual layout does not fit, the recipe for smaller parts takes its place, the
+  // first that fits.
+  for (auto alt = base.otherwise.begin(); !s.best && alt != base.otherwise.end(); ++alt) {
+    ParallelSpec t = base;
+    t.tensor = alt->tensor;
+    t.context = alt->context;
+    t.pipeline = alt->pipeline;
+    s.consider(t);
+  }
   const std::optional<TrainingEstimate> usual = s.best;
   if (!search.empty()) s.grid(base, search.tensor, search.context, search.pipeline);
   if (!s.best && fallback == LayoutFallback::any) s.grid(base, {1, 2, 4, 8}, {1, 2, 4}, {1, 2, 4, 8});

@@ -14,10 +14,11 @@ enum class LayoutFallback {
   any,   // if neither fits, every TP in {1,2,4,8} x CP in {1,2,4} x PP in {1,2,4,8}
 };
 
-/// The fastest estimate among `base` and the combinations of `search` (an empty list keeps
+/// The usual layout is `base`, or where it does not fit the first of `base.otherwise` that does.
+/// The fastest estimate among the usual layout and the combinations of `search` (an empty list keeps
 /// base's size), each with base's micro-batch or, when none is set, the largest micro-batch
 /// that fits (smaller ones mean gradient accumulation and only run slower). Ties keep the
-/// earlier candidate; base is kept unless another beats it by more than 2 %. nullopt
+/// earlier candidate; the usual layout is kept unless another beats it by more than 2 %. nullopt
 /// when nothing resolves; otherwise an estimate whose status says why when none fits.
 std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform& p, int accelerators,
                                                std::int64_t global_batch, const ParallelSpec& base,

@@ -21,6 +21,7 @@ void ParallelSpec::merge_from(const ParallelSpec& o) {
   if (o.distributed_optimizer) distributed_optimizer = o.distributed_optimizer;
   if (o.overlap_tensor_parallel) overlap_tensor_parallel = o.overlap_tensor_parallel;
   if (o.search) search = o.search;
+  if (!o.otherwise.empty()) otherwise = o.otherwise;
 }
 
 ParallelSpec ParallelSpecs::for_accelerators(int n) const {
@@ -33,10 +34,10 @@ namespace {
 ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
   if (allow_table) {
     n.expect_only({"tensor", "context", "pipeline", "micro_batch", "distributed_optimizer", "overlap_tensor_parallel",
-                   "search", "by_accelerators"});
+                   "search", "otherwise", "by_accelerators"});
   } else {
     n.expect_only({"tensor", "context", "pipeline", "micro_batch", "distributed_optimizer",
-                   "overlap_tensor_parallel", "search"});
+                   "overlap_tensor_parallel", "search", "otherwise"});
   }
   ParallelSpec s;
   const auto count = [&](const char* key, std::optional<int>& out) {
@@ -72,6 +73,17 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
     sizes("context", l.context);
     sizes("pipeline", l.pipeline);
     s.search = l;
+  }
+  if (auto list = n.find("otherwise")) {
+    for (const auto& v : list->elements()) {
+      v.expect_only({"tensor", "context", "pipeline"});
+      ParallelSpec::Sizes z;
+      if (auto x = v.find("tensor")) z.tensor = x->as_count();
+      if (auto x = v.find("context")) z.context = x->as_count();
+      if (auto x = v.find("pipeline")) z.pipeline = x->as_count();
+      s.otherwise.push_back(z);
+    }
+    if (s.otherwise.empty()) list->fail("needs at least one layout");
   }
   return s;
 }

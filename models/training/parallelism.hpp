@@ -38,6 +38,12 @@ struct ParallelSpec {
   std::optional<Sharding> distributed_optimizer;
   std::optional<bool> overlap_tensor_parallel;
   std::optional<LayoutSearch> search;
+  // Model-parallel sizes to use instead, in order, where this layout does not fit in memory: the
+  // recipe a submitter runs on a smaller part (TP1 CP2 on one H200 node, TP4 CP1 on H100s).
+  struct Sizes {
+    int tensor = 1, context = 1, pipeline = 1;
+  };
+  std::vector<Sizes> otherwise;
 
   void merge_from(const ParallelSpec& over);
 };
@@ -51,7 +57,7 @@ struct ParallelSpecs {
 
 /// Parses {tensor, context, pipeline, micro_batch, distributed_optimizer,
 /// overlap_tensor_parallel, search: {tensor: [..], context: [..], pipeline: [..]},
-/// by_accelerators: {N: {...}}}.
+/// otherwise: [{tensor, context, pipeline}, ..], by_accelerators: {N: {...}}}.
 ParallelSpecs parse_parallel_specs(const config::ConfigNode& node);
 
 /// A resolved layout for N accelerators and a global batch.
