@@ -83,17 +83,25 @@ TEST(SystemModel, ResizedNodeKeepsItsNicsPerAccelerator) {
   EXPECT_DOUBLE_EQ(four.topology.tiers.back().bandwidth.value(), dgx.topology.tiers.back().bandwidth.value());
 }
 
+namespace {
+// A row of a results table with what the system model needs: benchmark, accelerator and count.
+MlperfResult system_row(const char* benchmark, const char* accelerator, int accelerators, int per_node) {
+  MlperfResult row;
+  row.benchmark = benchmark;
+  row.accelerator = accelerator;
+  row.accelerators = accelerators;
+  row.accelerators_per_node = per_node;
+  return row;
+}
+}  // namespace
+
 TEST(SystemModel, ARowsDeclaredLayoutReplacesTheWorkloadsRule) {
   // Llama2-70B LoRA on 16 H100 at GBS 8: the workload's multi-node rule is TP4 CP2, so 2
   // replicas of 4 micro-batches; Lambda's config_1cc_2x8x2xtp4pp1cp1.sh ran TP4 CP1: 16 / 4 = 4
   // replicas, 8 / 4 = 2 micro-batches each.
   const PlatformCatalog platforms(catalog());
   const SystemModelInputs in{catalog(), platforms, models::Calibration{}, 0, 1};
-  MlperfResult row;
-  row.benchmark = "llama2_70b_lora";
-  row.accelerator = "NVIDIA H100-SXM5-80GB";
-  row.accelerators = 16;
-  row.accelerators_per_node = 8;
+  MlperfResult row = system_row("llama2_70b_lora", "NVIDIA H100-SXM5-80GB", 16, 8);
   row.global_batch = 8;
   SystemPrediction p = predict_system(row, in);
   ASSERT_EQ(p.status, "ok") << p.message;
@@ -125,11 +133,7 @@ TEST(SystemModel, ARowsDeclaredLayoutReplacesTheWorkloadsRule) {
 TEST(SystemModel, RowsItCannotModelSayWhy) {
   const PlatformCatalog platforms(catalog());
   const SystemModelInputs in{catalog(), platforms, models::Calibration{}, 0, 1};
-  MlperfResult row;
-  row.benchmark = "bert";
-  row.accelerator = "NVIDIA Imaginary X1";
-  row.accelerators = 8;
-  row.accelerators_per_node = 8;
+  MlperfResult row = system_row("bert", "NVIDIA Imaginary X1", 8, 8);
   SystemPrediction p = predict_system(row, in);
   EXPECT_EQ(p.status, "error");
   EXPECT_EQ(p.message.rfind("unknown accelerator 'NVIDIA Imaginary X1' (closest kinds: ", 0), 0u) << p.message;
