@@ -38,6 +38,7 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
       if (r.time_to_train_min && !(*r.time_to_train_min > 0)) t.fail(i, "time_to_train_min", "must be positive");
     }
     r.global_batch = t.integer(i, "global_batch_size");
+    if (r.global_batch && *r.global_batch < 1) t.fail(i, "global_batch_size", "must be at least 1");
     const auto degree = [&](const char* column) -> std::optional<int> {
       if (!t.has_column(column)) return std::nullopt;
       const auto v = t.integer(i, column);
@@ -47,7 +48,6 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     r.tensor_parallel = degree("tensor_parallel");
     r.context_parallel = degree("context_parallel");
     r.pipeline_parallel = degree("pipeline_parallel");
-    if (r.global_batch && *r.global_batch < 1) t.fail(i, "global_batch_size", "must be at least 1");
     if (t.has_column("subm_mean_to_converge")) {
       if (const auto c = t.number(i, "subm_mean_to_converge")) {
         if (!(*c > 0)) t.fail(i, "subm_mean_to_converge", "must be positive");

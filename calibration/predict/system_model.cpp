@@ -144,11 +144,9 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   const int n = row.accelerators;
   models::ParallelSpec spec = w->parallelism.for_accelerators(n);
   if (row.tensor_parallel || row.context_parallel || row.pipeline_parallel) {
-    // The layout the system declares: no search, the unnamed degrees 1.
-    spec.tensor = row.tensor_parallel.value_or(1);
-    spec.context = row.context_parallel.value_or(1);
-    spec.pipeline = row.pipeline_parallel.value_or(1);
-    spec.search.reset();
+    // The layout the system declares, the unnamed degrees 1: neither searched nor replaced by the
+    // workload's recipe for smaller parts.
+    spec.fix_sizes({row.tensor_parallel.value_or(1), row.context_parallel.value_or(1), row.pipeline_parallel.value_or(1)});
   }
   std::int64_t gbs = 0;
   if (row.global_batch) {

@@ -74,9 +74,7 @@ std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform
   // first that fits.
   for (auto alt = base.otherwise.begin(); !s.best && alt != base.otherwise.end(); ++alt) {
     ParallelSpec t = base;
-    t.tensor = alt->tensor;
-    t.context = alt->context;
-    t.pipeline = alt->pipeline;
+    t.fix_sizes(*alt);
     s.consider(t);
   }
   const std::optional<TrainingEstimate> usual = s.best;

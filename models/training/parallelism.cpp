@@ -24,6 +24,14 @@ void ParallelSpec::merge_from(const ParallelSpec& o) {
   if (!o.otherwise.empty()) otherwise = o.otherwise;
 }
 
+void ParallelSpec::fix_sizes(const Sizes& z) {
+  tensor = z.tensor;
+  context = z.context;
+  pipeline = z.pipeline;
+  search.reset();
+  otherwise.clear();
+}
+
 ParallelSpec ParallelSpecs::for_accelerators(int n) const {
   ParallelSpec s = all;
   if (auto it = by_accelerators.find(n); it != by_accelerators.end()) s.merge_from(it->second);

@@ -46,6 +46,8 @@ struct ParallelSpec {
   std::vector<Sizes> otherwise;
 
   void merge_from(const ParallelSpec& over);
+  /// These model-parallel sizes, as they stand: no search and no recipe in their place.
+  void fix_sizes(const Sizes& z);
 };
 
 struct ParallelSpecs {
