@@ -161,8 +161,7 @@ void FitProblem::residuals(const PreparedRow& r, const Eigen::VectorXd& x, doubl
   const Duration t = r.converged_samples > 0 ? models::time_to_train_at(e, w, samples) : e.time_to_train;
   out[0] = std::log(to_seconds(t) / 60.0 / *r.row.time_to_train_min) / kObservationSd;
   if (r.row.phases.empty()) return;
-  const models::EvaluationCost c = models::evaluation_cost(w, e.layout, e.step.forward_per_micro_batch, e.step.step,
-                                                           e.nodes, samples, e.global_batch);
+  const models::EvaluationCost c = models::evaluation_at(e, w, samples);
   for (std::size_t k = 0; k < r.row.phases.size(); ++k) {
     const PhaseObservation& o = r.row.phases[k];
     out[1 + k] = std::log(modelled_phase(e, c, o.phase) / o.seconds) / kPhaseSd;

@@ -84,6 +84,7 @@ models::ParallelSpec spec_of(const models::ParallelLayout& l) {
   s.micro_batch = l.micro_batch;
   s.distributed_optimizer = l.sharding;
   s.overlap_tensor_parallel = l.overlap_tensor_parallel;
+  s.evaluation_overlaps_all_gathers = l.evaluation_overlaps_all_gathers;
   return s;
 }
 

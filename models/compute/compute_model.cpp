@@ -28,6 +28,7 @@ Shard shard_for(const LayerGroup& l, Shard s) {
 LayerCompute layer_compute(const LayerGroup& l, const Workload& w, const Accelerator& a, Shard s,
                            const std::string& precision) {
   s = shard_for(l, s);
+  s.family = a.family;
   const std::string dtype = precision.empty() ? w.precision : precision;
   LayerCompute out;
   for (Pass pass : {Pass::forward, Pass::backward}) {

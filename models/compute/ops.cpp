@@ -7,7 +7,13 @@ namespace sp::models {
 namespace {
 
 std::string dtype_of(const Op& op, const Shard& s, const std::string& workload_precision) {
-  if (s.cp > 1 && !op.context_parallel_precision.empty()) return op.context_parallel_precision;
+  if (s.cp > 1) {
+    if (auto it = op.context_parallel_precision_by_family.find(s.family);
+        it != op.context_parallel_precision_by_family.end()) {
+      return it->second;
+    }
+    if (!op.context_parallel_precision.empty()) return op.context_parallel_precision;
+  }
   if (!op.precision.empty()) return op.precision;
   // FP8 training keeps attention in 16-bit (TransformerEngine's default in the v4.1 submissions).
   if (op.kind == OpKind::attention && workload_precision == "fp8") return "bf16";
@@ -171,7 +177,19 @@ Op parse_op(const config::ConfigNode& n) {
     case OpKind::attention:
       n.expect_only({"attention", "heads", "kv_heads", "head_dim", "causal", "queries", "keys", "precision",
                      "context_parallel_precision"});
-      if (auto p = n.find("context_parallel_precision")) op.context_parallel_precision = precision(*p);
+      if (auto p = n.find("context_parallel_precision")) {
+        if (!p->is_map()) {
+          op.context_parallel_precision = precision(*p);
+        } else {  // {default: bf16, blackwell: fp8}: per accelerator family, `default` for the others
+          for (const auto& [family, v] : p->entries()) {
+            if (family == "default") {
+              op.context_parallel_precision = precision(v);
+            } else {
+              op.context_parallel_precision_by_family[family] = precision(v);
+            }
+          }
+        }
+      }
       op.heads = count("heads");
       op.kv_heads = n.has("kv_heads") ? count("kv_heads") : op.heads;
       op.head_dim = count("head_dim");

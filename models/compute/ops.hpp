@@ -6,6 +6,7 @@
 // the shapes, and the kernel costs (kernel_costs.hpp) follow from the shapes.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ struct Op {
   bool input_gradient = true;     // backward computes the gradient of its input
   std::string precision;          // empty: the workload's
   std::string context_parallel_precision;  // where CP > 1 splits it (attention), if not `precision`
+  // and per accelerator family, where a submitter's recipe for that architecture differs
+  std::map<std::string, std::string> context_parallel_precision_by_family;
   // attention: per sample, queries attend to keys (empty: the sequence); GQA shares K and V
   double heads = 0, kv_heads = 0, head_dim = 0, queries = 0, keys = 0;
   bool causal = false;
@@ -56,6 +59,7 @@ struct Shard {
   double parameters = 0;         // of the layer group instance, before TP
   bool trains_weights = true;    // the layer group has trainable parameters
   bool backward = true;          // the layer group runs backward at all
+  std::string family;            // the accelerator's architecture family (per-family precision recipes)
 };
 
 enum class Pass { forward, backward };

@@ -29,7 +29,7 @@ Duration exposed_scoring(Duration scoring, Duration between, double evaluations)
   return scoring + scale(backlog, std::max(0.0, evaluations - 1.0));
 }
 
-EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& lay, Duration forward_per_micro_batch,
+EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& lay, MicroBatchForward pass,
                                Duration step, int nodes, double samples_to_converge, std::int64_t gbs) {
   EvaluationCost c;
   const EvaluationRule& e = w.evaluation;
@@ -41,8 +41,10 @@ EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& lay, Dur
   // Each replica evaluates its share of the set in whole micro-batches, through every stage.
   const std::int64_t per_replica = (e.samples + lay.dp - 1) / lay.dp;
   const std::int64_t micro_batches = (per_replica + lay.micro_batch - 1) / lay.micro_batch;
-  const Duration forward = forward_per_micro_batch * (micro_batches + lay.pp - 1);
-  c.forward = forward;
+  const std::int64_t passes = micro_batches + lay.pp - 1;
+  c.forward = pass.compute * passes;
+  c.waits = pass.waits * passes;
+  const Duration forward = c.forward + c.waits;
   // The loop's steps: the set in training global batches (the last one partial), or each
   // replica's micro-batches one at a time.
   c.batches = e.batch_is_global_batch ? (e.samples + gbs - 1) / gbs : micro_batches;

@@ -21,7 +21,8 @@ double evaluation_interval_samples(const Workload& w, std::int64_t gbs);
 struct EvaluationCost {
   double evaluations = 0;  // expected count (convergence falls on an evaluation)
   Duration each;
-  Duration forward;  // of `each`, the accelerators computing (the rest is overhead and host work)
+  Duration forward;  // of `each`, the accelerators computing (the rest is waiting, overhead and host work)
+  Duration waits;    // of `each`, the forward waiting for transfers and communication
   std::int64_t batches = 0;  // steps of the evaluation loop, each costing the rule's batch_overhead
   Duration scoring;  // asynchronous scoring still running after the last evaluation (once per run)
   Duration first;    // the evaluation's one-time set-up before the first one (once per run)
@@ -34,9 +35,15 @@ struct EvaluationCost {
 /// worker, evaluations `between` apart (training plus evaluation), `evaluations` of them.
 Duration exposed_scoring(Duration scoring, Duration between, double evaluations);
 
-/// `forward_per_micro_batch`: one micro-batch's forward on one pipeline stage at this layout;
+/// One micro-batch's forward on one pipeline stage at this layout: its compute, and what it waits
+/// for besides (pipeline transfer, TP communication not overlapped without gradients).
+struct MicroBatchForward {
+  Duration compute;
+  Duration waits;
+};
+
 /// `step`: one training step (the training between evaluations hides asynchronous scoring).
-EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& layout, Duration forward_per_micro_batch,
+EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& layout, MicroBatchForward forward,
                                Duration step, int nodes, double samples_to_converge, std::int64_t gbs);
 
 }  // namespace sp::models

@@ -20,6 +20,7 @@ void ParallelSpec::merge_from(const ParallelSpec& o) {
   if (o.micro_batch) micro_batch = o.micro_batch;
   if (o.distributed_optimizer) distributed_optimizer = o.distributed_optimizer;
   if (o.overlap_tensor_parallel) overlap_tensor_parallel = o.overlap_tensor_parallel;
+  if (o.evaluation_overlaps_all_gathers) evaluation_overlaps_all_gathers = o.evaluation_overlaps_all_gathers;
   if (o.search) search = o.search;
   if (!o.otherwise.empty()) otherwise = o.otherwise;
 }
@@ -42,10 +43,10 @@ namespace {
 ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
   if (allow_table) {
     n.expect_only({"tensor", "context", "pipeline", "micro_batch", "distributed_optimizer", "overlap_tensor_parallel",
-                   "search", "otherwise", "by_accelerators"});
+                   "evaluation_overlaps_all_gathers", "search", "otherwise", "by_accelerators"});
   } else {
     n.expect_only({"tensor", "context", "pipeline", "micro_batch", "distributed_optimizer",
-                   "overlap_tensor_parallel", "search", "otherwise"});
+                   "overlap_tensor_parallel", "evaluation_overlaps_all_gathers", "search", "otherwise"});
   }
   ParallelSpec s;
   const auto count = [&](const char* key, std::optional<int>& out) {
@@ -68,6 +69,7 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
     }
   }
   if (auto v = n.find("overlap_tensor_parallel")) s.overlap_tensor_parallel = v->as_bool();
+  if (auto v = n.find("evaluation_overlaps_all_gathers")) s.evaluation_overlaps_all_gathers = v->as_bool();
   if (auto search = n.find("search")) {
     search->expect_only({"tensor", "context", "pipeline"});
     LayoutSearch l;
@@ -147,6 +149,7 @@ std::optional<ParallelLayout> resolve_layout(const ParallelSpec& s, const Topolo
   l.pp = s.pipeline.value_or(1);
   l.sharding = s.distributed_optimizer.value_or(Sharding::none);
   l.overlap_tensor_parallel = s.overlap_tensor_parallel.value_or(true);
+  l.evaluation_overlaps_all_gathers = s.evaluation_overlaps_all_gathers.value_or(true);
   const int model = l.tp * l.cp * l.pp;
   if (n % model != 0) {
     why = fmt::format("{} accelerators cannot hold TP{} x CP{} x PP{} = {}", n, l.tp, l.cp, l.pp, model);

@@ -37,6 +37,7 @@ struct ParallelSpec {
   std::optional<int> tensor, context, pipeline, micro_batch;
   std::optional<Sharding> distributed_optimizer;
   std::optional<bool> overlap_tensor_parallel;
+  std::optional<bool> evaluation_overlaps_all_gathers;
   std::optional<LayoutSearch> search;
   // Model-parallel sizes to use instead, in order, where this layout does not fit in memory: the
   // recipe a submitter runs on a smaller part (TP1 CP2 on one H200 node, TP4 CP1 on H100s).
@@ -58,7 +59,7 @@ struct ParallelSpecs {
 };
 
 /// Parses {tensor, context, pipeline, micro_batch, distributed_optimizer,
-/// overlap_tensor_parallel, search: {tensor: [..], context: [..], pipeline: [..]},
+/// overlap_tensor_parallel, evaluation_overlaps_all_gathers, search: {tensor: [..], context: [..], pipeline: [..]},
 /// otherwise: [{tensor, context, pipeline}, ..], by_accelerators: {N: {...}}}.
 ParallelSpecs parse_parallel_specs(const config::ConfigNode& node);
 
@@ -69,6 +70,11 @@ struct ParallelLayout {
   int micro_batches = 1;   // per step per data-parallel rank (gradient accumulation)
   Sharding sharding = Sharding::none;
   bool overlap_tensor_parallel = true;
+  // Whether a forward without gradients (the evaluation) still overlaps the all-gathers before
+  // the column-parallel GEMMs. TransformerEngine 1.x turns that overlap off unless
+  // torch.is_grad_enabled() (NVIDIA/TransformerEngine issue 1398, quoting _LayerNormLinear;
+  // LayerNormMLP likewise), while its reduce-scatter overlap after the row-parallel GEMMs stays.
+  bool evaluation_overlaps_all_gathers = true;
 
   Group tp_group, cp_group, grad_group;  // grad_group: DP x CP, where gradients are reduced
   Group grad_inside, grad_across;        // grad_group's part inside one node, and across nodes

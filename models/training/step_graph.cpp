@@ -99,6 +99,22 @@ class Builder {
     o.deps = std::move(deps);
     return add(std::move(o));
   }
+  // The layer's TP all-gather and reduce-scatter (comm ids), -1 where it has none.
+  std::pair<int, int> tp_comms(const LayerGroup& l) {
+    if (lay_.tp <= 1 || !(l.tp_tensor.value() > 0)) return {-1, -1};
+    const Bytes tensor = l.tp_tensor * (static_cast<double>(lay_.micro_batch) / lay_.cp);
+    return {comm(lay_.tp_group, CollectiveOp::all_gather, tensor), comm(lay_.tp_group, CollectiveOp::reduce_scatter, tensor)};
+  }
+  // The TP communication an evaluation's forward of the layer waits for: all of it where TP does
+  // not overlap compute; the all-gathers alone where the overlap needs gradients enabled
+  // (ParallelLayout::evaluation_overlaps_all_gathers).
+  Duration evaluation_waits(const LayerGroup& l) {
+    const auto [ag, rs] = tp_comms(l);
+    if (ag < 0) return Duration::zero();
+    const Duration gathers = select_time_[static_cast<std::size_t>(ag)] * l.tp_all_gathers;
+    if (!lay_.overlap_tensor_parallel) return gathers + select_time_[static_cast<std::size_t>(rs)] * l.tp_reduce_scatters;
+    return lay_.evaluation_overlaps_all_gathers ? Duration::zero() : gathers;
+  }
   // One layer instance's pass for one micro-batch: its compute with the TP and CP communication
   // around or beside it; returns the ops the next layer waits for.
   std::vector<std::uint32_t> layer_pass(int stage, int k, int mb, bool forward, std::vector<std::uint32_t> after);
@@ -156,11 +172,9 @@ std::vector<std::uint32_t> Builder::layer_pass(int stage, int k, int mb, bool fo
   c.work = forward ? in.compute.forward.time : in.compute.backward.time;
   // Megatron with sequence parallelism: per pass, all-gathers before the column-parallel GEMMs
   // and reduce-scatters after the row-parallel ones (backward swaps them).
-  int ag = -1, rs = -1, n_ag = 0, n_rs = 0, kv = -1;
-  if (lay_.tp > 1 && l.tp_tensor.value() > 0) {
-    const Bytes tensor = l.tp_tensor * (static_cast<double>(lay_.micro_batch) / lay_.cp);
-    ag = comm(lay_.tp_group, CollectiveOp::all_gather, tensor);
-    rs = comm(lay_.tp_group, CollectiveOp::reduce_scatter, tensor);
+  const auto [ag, rs] = tp_comms(l);
+  int n_ag = 0, n_rs = 0, kv = -1;
+  if (ag >= 0) {
     n_ag = forward ? l.tp_all_gathers : l.tp_reduce_scatters;
     n_rs = forward ? l.tp_reduce_scatters : l.tp_all_gathers;
   }
@@ -248,7 +262,7 @@ StepGraph Builder::build() {
   };
   std::vector<Pending> pending;
   std::vector<std::vector<std::uint32_t>> send_fwd(static_cast<std::size_t>(stages)), send_bwd(send_fwd);
-  Duration slowest_forward, slowest_compute;
+  Duration slowest_forward, forward_waits, slowest_compute;
   for (int s = 0; s < stages; ++s) {
     const std::vector<int>& ks = assigned[static_cast<std::size_t>(s)];
     // Buckets in backward order; a bucket closes at the instance whose backward fills it.
@@ -353,20 +367,24 @@ StepGraph Builder::build() {
     add(std::move(opt));
 
     // What the evaluation and the stragglers need: this stage's forward and compute, alone.
-    Duration forward, compute;
+    Duration forward, waits, compute;
     Flops flops;
     for (int k : ks) {
       const LayerCompute& lc = inst_[static_cast<std::size_t>(k)].compute;
       forward += lc.forward.time;
+      waits += evaluation_waits(*inst_[static_cast<std::size_t>(k)].layer);
       compute += lc.forward.time + (inst_[static_cast<std::size_t>(k)].layer->backward_pass ? lc.backward.time : Duration::zero());
       flops += lc.forward.model_flops + lc.backward.model_flops;
     }
-    if (stages > 1) forward += select_time_[static_cast<std::size_t>(transfer(hidden))];
+    if (stages > 1) waits += select_time_[static_cast<std::size_t>(transfer(hidden))];
     if (compute >= slowest_compute) {
       slowest_compute = compute;
       g_.flops_per_step = flops * m;
     }
-    slowest_forward = max(slowest_forward, forward);
+    if (forward + waits >= slowest_forward + forward_waits) {
+      slowest_forward = forward;
+      forward_waits = waits;
+    }
   }
   for (GraphOp& op : g_.ops) {
     for (std::uint32_t& d : op.deps) {
@@ -376,6 +394,7 @@ StepGraph Builder::build() {
     }
   }
   g_.forward_per_micro_batch = slowest_forward;
+  g_.forward_waits_per_micro_batch = forward_waits;
   g_.compute_per_step = slowest_compute * m;
   return std::move(g_);
 }

@@ -61,7 +61,10 @@ struct StepGraph {
   std::vector<std::string> layers;  // layer instance names, by index
   int stages = 1;
   int buckets = 0;                  // gradient buckets per stage
-  Duration forward_per_micro_batch;  // the slowest stage's forward of one micro-batch, alone
+  Duration forward_per_micro_batch;  // the slowest stage's forward compute of one micro-batch, alone
+  // and what that forward waits for outside training's overlap: the pipeline transfer and the TP
+  // communication an evaluation (no gradients) does not overlap
+  Duration forward_waits_per_micro_batch;
   Duration compute_per_step;         // the slowest stage's compute per step, alone (straggler base)
   Flops flops_per_step;              // model FLOPs per step on one rank of the slowest stage
 };

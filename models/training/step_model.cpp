@@ -120,6 +120,7 @@ StepResult simulate_step(const Workload& w, const Platform& p, const ParallelLay
   r.buckets = g.buckets;
   r.events = x.events;
   r.forward_per_micro_batch = g.forward_per_micro_batch;
+  r.forward_waits_per_micro_batch = g.forward_waits_per_micro_batch;
   r.jittered_compute = g.compute_per_step;
   const Duration compute = r.forward + r.backward;
   const double peak = p.accelerator.training_peak(w.precision)->value();

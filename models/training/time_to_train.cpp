@@ -36,17 +36,19 @@ TrainingEstimate estimate_training(const Workload& w, const Platform& p, int acc
   e.convergence = samples_to_converge(w, global_batch);
   e.convergence.mean_samples = seen.expected;  // runs stop at an evaluation
   e.steps = e.convergence.mean_samples / static_cast<double>(global_batch);
-  e.evaluation = evaluation_cost(w, e.layout, e.step.forward_per_micro_batch, e.step.step, e.nodes, e.convergence.mean_samples,
-                                 global_batch);
+  e.evaluation = evaluation_at(e, w, e.convergence.mean_samples);
   e.time_to_train = scale(e.step.step, e.steps) + e.evaluation.total;
   e.p10 = e.p50 = e.p90 = e.time_to_train;
   return e;
 }
 
+EvaluationCost evaluation_at(const TrainingEstimate& e, const Workload& w, double samples) {
+  return evaluation_cost(w, e.layout, {e.step.forward_per_micro_batch, e.step.forward_waits_per_micro_batch}, e.step.step,
+                         e.nodes, samples, e.global_batch);
+}
+
 Duration time_to_train_at(const TrainingEstimate& e, const Workload& w, double samples) {
-  const EvaluationCost ev =
-      evaluation_cost(w, e.layout, e.step.forward_per_micro_batch, e.step.step, e.nodes, samples, e.global_batch);
-  return scale(e.step.step, samples / static_cast<double>(e.global_batch)) + ev.total;
+  return scale(e.step.step, samples / static_cast<double>(e.global_batch)) + evaluation_at(e, w, samples).total;
 }
 
 double olympic_mean(std::vector<double> runs) {

@@ -49,6 +49,9 @@ TrainingEstimate estimate_training(const Workload& workload, const Platform& pla
 /// than the RCP mean): its steps and the evaluations up to that point.
 Duration time_to_train_at(const TrainingEstimate& e, const Workload& workload, double samples);
 
+/// The evaluations of a run of `e` that trains `samples`.
+EvaluationCost evaluation_at(const TrainingEstimate& e, const Workload& workload, double samples);
+
 /// Fills p10/p50/p90 from `samples` replicates drawn from streams of (seed, point, name).
 void add_prediction_interval(TrainingEstimate& e, const Workload& workload, const Platform& platform, int samples,
                              std::uint64_t seed, std::uint64_t point);

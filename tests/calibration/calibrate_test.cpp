@@ -168,9 +168,7 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
     truth.apply(w, models::software_stack_of(r.framework, *catalog().find_accelerator(r.accelerator)));
     const double samples = r.converged_samples(w.train_samples).value_or(p.estimate.convergence.mean_samples);
     r.time_to_train_min = to_seconds(models::time_to_train_at(p.estimate, w, samples)) / 60;
-    const models::EvaluationCost ev =
-        models::evaluation_cost(w, p.estimate.layout, p.estimate.step.forward_per_micro_batch, p.estimate.step.step,
-                                p.estimate.nodes, samples, p.global_batch);
+    const models::EvaluationCost ev = models::evaluation_at(p.estimate, w, samples);
     for (PhaseObservation& o : r.phases) {
       o.seconds = modelled_phase(p.estimate, ev, o.phase);
     }

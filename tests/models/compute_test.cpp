@@ -266,6 +266,19 @@ TEST(Ops, ContextParallelRingRunsOneAttentionKernelPerStep) {
   EXPECT_EQ(expand(attn, s, Pass::forward, "fp8").at(0).dtype, "bf16");
   s.cp = 1;
   EXPECT_EQ(expand(attn, s, Pass::forward, "fp8").at(0).dtype, "fp8");
+  // And per architecture, where a recipe differs on it (the v4.1 B200 preview kept FP8 attention
+  // at CP2): {default: bf16, blackwell: fp8}, parsed from the workload file's form.
+  attn = parse_op(config::load_string(
+      "{attention: self, heads: 64, head_dim: 128, causal: true, precision: fp8,"
+      " context_parallel_precision: {default: bf16, blackwell: fp8}}", "ops.yaml"));
+  s.cp = 2;
+  s.family = "hopper";
+  EXPECT_EQ(expand(attn, s, Pass::forward, "fp8").at(0).dtype, "bf16");
+  s.family = "blackwell";
+  EXPECT_EQ(expand(attn, s, Pass::forward, "fp8").at(0).dtype, "fp8");
+  s.cp = 1;
+  s.family = "hopper";
+  EXPECT_EQ(expand(attn, s, Pass::forward, "fp8").at(0).dtype, "fp8");
   // Half of the causal FLOPs of the whole sequence, 4 x 8192^2 x 8192 / 2, on each of the 2 ranks.
   EXPECT_DOUBLE_EQ(k.model_flops.value(), 4.0 * 8192 * 8192 * 8192 / 2 / 2);
 }
@@ -286,6 +299,10 @@ TEST(Ops, ParseErrorsNameTheKey) {
   EXPECT_NE(bad("{gemm: q, attention: a, n: 8, k: 8}").find("exactly one of"), std::string::npos);
   EXPECT_NE(bad("{elementwise: e, kernels: {forward: 1, backward: 1}, region: middle}").find("unknown region"),
             std::string::npos);
+  const std::string per_family =
+      bad("{attention: a, heads: 8, head_dim: 64, context_parallel_precision: {default: bf16, blackwell: fp4}}");
+  EXPECT_NE(per_family.find("context_parallel_precision.blackwell"), std::string::npos) << per_family;
+  EXPECT_NE(per_family.find("unknown precision 'fp4'"), std::string::npos) << per_family;
 }
 
 TEST(Workload, OpsMustAddUpToTheDocumentedFlops) {

@@ -41,7 +41,7 @@ TEST(Evaluation, CountAndCostByHand) {
   const Workload w = hand_worked();
   const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
   ASSERT_EQ(lay.micro_batch, 4);
-  const EvaluationCost c = evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 2, 1050, 2);
+  const EvaluationCost c = evaluation_cost(w, lay, {milliseconds(2), {}}, milliseconds(10), 2, 1050, 2);
   EXPECT_DOUBLE_EQ(c.evaluations, 8.5);
   EXPECT_EQ(c.each.ps(), milliseconds(1064).ps());
   EXPECT_EQ(c.total.ps(), seconds(8.5 * 1.064).ps());
@@ -55,18 +55,18 @@ TEST(Evaluation, EachStepOfTheEvaluationLoopCostsItsOverhead) {
   Workload w = testing::evaluated_workload(1000, 100);
   w.evaluation.batch_overhead = milliseconds(10);
   const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
-  EvaluationCost c = evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 1, 1000, 64);
+  EvaluationCost c = evaluation_cost(w, lay, {milliseconds(2), {}}, milliseconds(10), 1, 1000, 64);
   EXPECT_EQ(c.batches, 32);
   EXPECT_EQ(c.each.ps(), milliseconds(384).ps());
   w.evaluation.batch_is_global_batch = true;
-  c = evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 1, 1000, 64);
+  c = evaluation_cost(w, lay, {milliseconds(2), {}}, milliseconds(10), 1, 1000, 64);
   EXPECT_EQ(c.batches, 16);
   EXPECT_EQ(c.each.ps(), milliseconds(224).ps());
   // Llama2-70B LoRA's 173 evaluation sequences: 22 steps at GBS 8, 2 at GBS 128.
   const Workload llama = shipped_workload("llama2_70b_lora");
   ASSERT_TRUE(llama.evaluation.batch_is_global_batch);
-  EXPECT_EQ(evaluation_cost(llama, lay, milliseconds(2), milliseconds(10), 1, 1000, 8).batches, 22);
-  EXPECT_EQ(evaluation_cost(llama, lay, milliseconds(2), milliseconds(10), 1, 1000, 128).batches, 2);
+  EXPECT_EQ(evaluation_cost(llama, lay, {milliseconds(2), {}}, milliseconds(10), 1, 1000, 8).batches, 22);
+  EXPECT_EQ(evaluation_cost(llama, lay, {milliseconds(2), {}}, milliseconds(10), 1, 1000, 128).batches, 2);
 }
 
 TEST(Evaluation, AsynchronousScoringDelaysOnlyTheEndOfTheRunUnlessItFallsBehind) {
@@ -77,7 +77,7 @@ TEST(Evaluation, AsynchronousScoringDelaysOnlyTheEndOfTheRunUnlessItFallsBehind)
   const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
   const auto cost = [&](double scoring_s) {
     w.evaluation.asynchronous_scoring = seconds(scoring_s);
-    return evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 1, 1000, 2);
+    return evaluation_cost(w, lay, {milliseconds(2), {}}, milliseconds(10), 1, 1000, 2);
   };
   // 0.4 s of scoring hides behind the next 0.564 s: only the last one's 0.4 s shows.
   EvaluationCost c = cost(0.4);
@@ -97,23 +97,35 @@ TEST(Evaluation, TheFirstEvaluationsSetUpIsPaidOncePerRun) {
   Workload w = hand_worked();
   w.evaluation.first_overhead = seconds(9.0);
   const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
-  EvaluationCost c = evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 2, 1050, 2);
+  EvaluationCost c = evaluation_cost(w, lay, {milliseconds(2), {}}, milliseconds(10), 2, 1050, 2);
   EXPECT_EQ(c.first.ps(), seconds(9.0).ps());
   EXPECT_EQ(c.total.ps(), (seconds(8.5 * 1.064) + seconds(9.0)).ps());
   EXPECT_EQ(c.recurring().ps(), seconds(8.5 * 1.064).ps());
   // Twice the samples, twice the evaluations (+10), the set-up once: 18.5 x 1.064 + 9 s.
-  c = evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 2, 2050, 2);
+  c = evaluation_cost(w, lay, {milliseconds(2), {}}, milliseconds(10), 2, 2050, 2);
   EXPECT_EQ(c.total.ps(), (seconds(18.5 * 1.064) + seconds(9.0)).ps());
   // A run that ends before its first evaluation never sets one up: 150 samples, 1.5 - 2 < 0.
-  c = evaluation_cost(w, lay, milliseconds(2), milliseconds(10), 2, 150, 2);
+  c = evaluation_cost(w, lay, {milliseconds(2), {}}, milliseconds(10), 2, 150, 2);
   EXPECT_EQ(c.evaluations, 0);
   EXPECT_EQ(c.total.ps(), 0);
+}
+
+TEST(Evaluation, TheForwardWaitsForWhatItDoesNotOverlap) {
+  // The hand-worked case's 32 micro-batches of 2 ms, each waiting 0.5 ms more for communication:
+  // 32 x 2.5 = 80 ms of forward, of which 64 ms computing (what the energy model counts busy) and
+  // 16 ms waiting; each evaluation 80 ms + 0.5 s + 1 s / 2 nodes = 1.08 s.
+  const Workload w = hand_worked();
+  const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
+  const EvaluationCost c = evaluation_cost(w, lay, {milliseconds(2), microseconds(500)}, milliseconds(10), 2, 1050, 2);
+  EXPECT_EQ(c.forward.ps(), milliseconds(64).ps());
+  EXPECT_EQ(c.waits.ps(), milliseconds(16).ps());
+  EXPECT_EQ(c.each.ps(), milliseconds(1080).ps());
 }
 
 TEST(Evaluation, UntimedEvaluationCostsNothing) {
   const Workload sd = shipped_workload("stable_diffusion");
   const EvaluationCost c =
-      evaluation_cost(sd, testing::layout(testing::simple_platform(), 8, 256), milliseconds(2), milliseconds(10), 1, 2e6, 256);
+      evaluation_cost(sd, testing::layout(testing::simple_platform(), 8, 256), {milliseconds(2), {}}, milliseconds(10), 1, 2e6, 256);
   EXPECT_EQ(c.evaluations, 0);
   EXPECT_EQ(c.total.ps(), 0);
 }

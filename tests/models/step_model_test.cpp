@@ -155,6 +155,38 @@ TEST(StepModel, LoraMovesOnlyItsAdapterGradients) {
   EXPECT_GT(r.tensor_parallel.ps(), 0);
 }
 
+TEST(StepModel, AnEvaluationWaitsForTheTensorParallelCommunicationItDoesNotOverlap) {
+  // Both layers pass 0.4 GB of hidden states per sample through 2 all-gathers and 2
+  // reduce-scatters per pass, at TP4 inside the node (DP2, one sample per micro-batch). One ring
+  // lap: 3 x 1 us + 3/4 x 0.4 GB / 100 GB/s = 3.003 ms each. An evaluation's forward of both
+  // layers waits for:
+  //  - nothing, where TP overlaps compute with or without gradients;
+  //  - the 2 x 2 all-gathers, 12.012 ms, where the all-gathers' overlap needs gradients
+  //    (TransformerEngine 1.x);
+  //  - all 2 x 4, 24.024 ms, where TP never overlaps.
+  // The training step is the same in the first two: training runs with gradients.
+  Workload w = testing::two_layer_workload(0, 1);
+  for (LayerGroup& l : w.layers) {
+    l.tp_tensor = Bytes(0.4e9);
+    l.tp_all_gathers = l.tp_reduce_scatters = 2;
+  }
+  const Platform p = testing::simple_platform();
+  ParallelSpec tp4;
+  tp4.tensor = 4;
+  tp4.micro_batch = 1;
+  const Duration lap = seconds(3e-6 + 0.75 * 0.4e9 / 100e9);
+  const StepResult overlapped = simulate_step(w, p, testing::layout(p, 8, 2, tp4), 8);
+  EXPECT_EQ(overlapped.forward_waits_per_micro_batch.ps(), 0);
+  tp4.evaluation_overlaps_all_gathers = false;
+  const StepResult gated = simulate_step(w, p, testing::layout(p, 8, 2, tp4), 8);
+  EXPECT_EQ(gated.forward_waits_per_micro_batch.ps(), (lap * 4).ps());
+  EXPECT_EQ(gated.step.ps(), overlapped.step.ps());
+  EXPECT_EQ(gated.forward_per_micro_batch.ps(), overlapped.forward_per_micro_batch.ps());
+  tp4.overlap_tensor_parallel = false;
+  const StepResult serial = simulate_step(w, p, testing::layout(p, 8, 2, tp4), 8);
+  EXPECT_EQ(serial.forward_waits_per_micro_batch.ps(), (lap * 8).ps());
+}
+
 TEST(Buckets, SplitInsideLargeLayersAtTheCap) {
   // Backward order: "second" (2 ms, 300 B) then "first" (2 ms, 100 B); cap 150 B.
   // Bytes are produced uniformly: 150 B at 1 ms, 300 B at 2 ms, the last 100 B at 4 ms.

@@ -100,6 +100,8 @@ TEST(BadScenario, OverridesAreReportedAtTheArgument) {
       {{"good.yaml", {"parallelism.otherwise=[]"}}, "parallelism.otherwise: needs at least one layout"},
       {{"good.yaml", {"parallelism.otherwise=[{tensor: 0}]"}}, "parallelism.otherwise[0].tensor: must be at least 1"},
       {{"good.yaml", {"parallelism.otherwise=[{tensr: 2}]"}}, "parallelism.otherwise[0].tensr: unknown key"},
+      {{"good.yaml", {"parallelism.evaluation_overlaps_all_gathers=sometimes"}},
+       "parallelism.evaluation_overlaps_all_gathers: \"sometimes\" is not true or false"},
   };
   for (const auto& [c, expected] : cases) {
     const std::string msg = message_of(c);
