@@ -105,15 +105,38 @@ class Builder {
     const Bytes tensor = l.tp_tensor * (static_cast<double>(lay_.micro_batch) / lay_.cp);
     return {comm(lay_.tp_group, CollectiveOp::all_gather, tensor), comm(lay_.tp_group, CollectiveOp::reduce_scatter, tensor)};
   }
-  // The TP communication an evaluation's forward of the layer waits for: all of it where TP does
-  // not overlap compute; the all-gathers alone where the overlap needs gradients enabled
-  // (ParallelLayout::evaluation_overlaps_all_gathers).
-  Duration evaluation_waits(const LayerGroup& l) {
+  // The TP communication an evaluation's forward of the layer waits for, as runs on its stream:
+  // all of it where TP does not overlap compute; the all-gathers alone where the overlap needs
+  // gradients enabled (ParallelLayout::evaluation_overlaps_all_gathers).
+  std::vector<KernelRun> evaluation_comm(const LayerGroup& l) {
     const auto [ag, rs] = tp_comms(l);
-    if (ag < 0) return Duration::zero();
-    const Duration gathers = select_time_[static_cast<std::size_t>(ag)] * l.tp_all_gathers;
-    if (!lay_.overlap_tensor_parallel) return gathers + select_time_[static_cast<std::size_t>(rs)] * l.tp_reduce_scatters;
-    return lay_.evaluation_overlaps_all_gathers ? Duration::zero() : gathers;
+    if (ag < 0) return {};
+    const KernelRun gathers{static_cast<double>(l.tp_all_gathers), select_time_[static_cast<std::size_t>(ag)]};
+    if (!lay_.overlap_tensor_parallel) {
+      return {gathers, KernelRun{static_cast<double>(l.tp_reduce_scatters), select_time_[static_cast<std::size_t>(rs)]}};
+    }
+    if (lay_.evaluation_overlaps_all_gathers) return {};
+    return {gathers};
+  }
+  // One micro-batch's evaluation forward of the stage holding `ks`: its compute as training
+  // counts it, and what it waits for besides: the communication above and, where the evaluation
+  // dispatches eagerly, the host (models/compute/launch.hpp), from an idle host and device.
+  std::pair<Duration, Duration> evaluation_forward(const std::vector<int>& ks) {
+    const Duration dispatch = w_.evaluation.dispatch_per_kernel;
+    Duration compute, comm;
+    IssueState issued;
+    for (int k : ks) {
+      const Instance& in = inst_[static_cast<std::size_t>(k)];
+      compute += in.compute.forward.time;
+      for (const KernelRun& r : evaluation_comm(*in.layer)) {
+        comm += scale(r.each, r.count);
+        issue(issued, {r}, dispatch);
+      }
+      issue(issued, in.compute.forward.runs, dispatch);
+    }
+    // Without a dispatch the stream is the sum (exact, where the runs' rounding is not).
+    if (dispatch == Duration::zero()) return {compute, comm};
+    return {compute, max(Duration::zero(), issued.device - compute)};
   }
   // One layer instance's pass for one micro-batch: its compute with the TP and CP communication
   // around or beside it; returns the ops the next layer waits for.
@@ -367,12 +390,11 @@ StepGraph Builder::build() {
     add(std::move(opt));
 
     // What the evaluation and the stragglers need: this stage's forward and compute, alone.
-    Duration forward, waits, compute;
+    auto [forward, waits] = evaluation_forward(ks);
+    Duration compute;
     Flops flops;
     for (int k : ks) {
       const LayerCompute& lc = inst_[static_cast<std::size_t>(k)].compute;
-      forward += lc.forward.time;
-      waits += evaluation_waits(*inst_[static_cast<std::size_t>(k)].layer);
       compute += lc.forward.time + (inst_[static_cast<std::size_t>(k)].layer->backward_pass ? lc.backward.time : Duration::zero());
       flops += lc.forward.model_flops + lc.backward.model_flops;
     }

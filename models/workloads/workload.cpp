@@ -117,7 +117,7 @@ LayerGroup parse_layer(const config::ConfigNode& n) {
 
 EvaluationRule parse_evaluation(const config::ConfigNode& n) {
   n.expect_only({"timed", "samples", "interval", "skip_first", "overhead", "host_work", "batch", "batch_overhead",
-                 "asynchronous_scoring", "first_overhead"});
+                 "asynchronous_scoring", "first_overhead", "dispatch_per_kernel"});
   EvaluationRule e;
   e.timed = n.at("timed").as_bool();
   e.samples = n.at("samples").as_positive_int();

@@ -71,6 +71,11 @@ struct EvaluationRule {
   // Llama2-70B LoRA logs show it as a fixed stall just before the first `eval_start`, whatever the
   // scale (calibration/data/mlperf/README.md).
   Duration first_overhead;
+  // Host time per kernel where the evaluation's forward is dispatched eagerly although training
+  // is not: modules captured as CUDA graphs in training mode run their eager forward in eval mode
+  // (torch.cuda.make_graphed_callables and TransformerEngine's copy of it). Zero: the evaluation
+  // launches as training does.
+  Duration dispatch_per_kernel;
 };
 
 /// The evaluation costs calibration fits: their keys in workload and calibration files and where
@@ -80,12 +85,13 @@ struct EvaluationCostField {
   const char* calibration_key;
   Duration EvaluationRule::*member;
 };
-inline constexpr std::array<EvaluationCostField, 5> kEvaluationCosts{{
+inline constexpr std::array<EvaluationCostField, 6> kEvaluationCosts{{
     {"overhead", "evaluation_overhead", &EvaluationRule::overhead},
     {"host_work", "host_work", &EvaluationRule::host_work},
     {"batch_overhead", "evaluation_batch_overhead", &EvaluationRule::batch_overhead},
     {"asynchronous_scoring", "evaluation_scoring", &EvaluationRule::asynchronous_scoring},
     {"first_overhead", "evaluation_first_overhead", &EvaluationRule::first_overhead},
+    {"dispatch_per_kernel", "evaluation_dispatch_per_kernel", &EvaluationRule::dispatch_per_kernel},
 }};
 
 struct ConvergencePoint {

@@ -187,6 +187,24 @@ TEST(StepModel, AnEvaluationWaitsForTheTensorParallelCommunicationItDoesNotOverl
   EXPECT_EQ(serial.forward_waits_per_micro_batch.ps(), (lap * 8).ps());
 }
 
+TEST(StepModel, AnEagerEvaluationWaitsForTheHostToDispatchItsKernels) {
+  // Training replays graphs; the evaluation dispatches each kernel eagerly at 3 ms of host time.
+  // One sample per micro-batch: each layer is one GEMM of 1 ms. From an idle host and device the
+  // first GEMM is dispatched at 3 ms and ends at 4 ms, the second is dispatched at 6 ms and ends
+  // at 7 ms: 2 ms computing, 5 ms waiting for the host. At 0.5 ms per kernel the host keeps
+  // ahead after the first dispatch: 0.5 + 2 = 2.5 ms, 0.5 ms waiting.
+  Workload w = testing::two_layer_workload(0, 1);
+  const Platform p = testing::simple_platform();
+  w.evaluation.dispatch_per_kernel = milliseconds(3);
+  StepResult r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
+  EXPECT_EQ(r.forward_per_micro_batch.ps(), milliseconds(2).ps());
+  EXPECT_EQ(r.forward_waits_per_micro_batch.ps(), milliseconds(5).ps());
+  EXPECT_EQ(r.step.ps(), milliseconds(5).ps());  // training is not dispatched eagerly
+  w.evaluation.dispatch_per_kernel = microseconds(500);
+  r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
+  EXPECT_EQ(r.forward_waits_per_micro_batch.ps(), microseconds(500).ps());
+}
+
 TEST(Buckets, SplitInsideLargeLayersAtTheCap) {
   // Backward order: "second" (2 ms, 300 B) then "first" (2 ms, 100 B); cap 150 B.
   // Bytes are produced uniformly: 150 B at 1 ms, 300 B at 2 ms, the last 100 B at 4 ms.
