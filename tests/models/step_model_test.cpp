@@ -205,6 +205,27 @@ TEST(StepModel, AnEagerEvaluationWaitsForTheHostToDispatchItsKernels) {
   EXPECT_EQ(r.forward_waits_per_micro_batch.ps(), microseconds(500).ps());
 }
 
+TEST(StepModel, LlamasEvaluationWaitsForItsAllGathersAndItsHost) {
+  // The shipped file at TP4 CP2 on DGX H100s: without the eager dispatch, an evaluation forward
+  // waits for exactly its 80 layers x 2 all-gathers of the micro-batch's hidden states split by
+  // CP (134,217,728 B / 2) over the TP group, one NCCL selection each; with the file's dispatch
+  // it waits longer still (the host, not the GPUs, bounds it), and training's step is the same.
+  const Workload file = testing::shipped_workload("llama2_70b_lora");
+  const Platform p = testing::shipped_platform("dgx_h100");
+  const ParallelLayout lay = testing::layout(p, 64, 8, file.parallelism.for_accelerators(64));
+  ASSERT_EQ(lay.describe(), "TP4 CP2 PP1 DP8 mb1 x1 ZeRO-1");
+  ASSERT_FALSE(lay.evaluation_overlaps_all_gathers);
+  Workload graphs = file;
+  graphs.evaluation.dispatch_per_kernel = Duration::zero();
+  const Duration gather = select_collective(p, lay.tp_group, CollectiveOp::all_gather, Bytes(134217728.0 / 2)).time;
+  const StepResult without_host = simulate_step(graphs, p, lay, 64);
+  EXPECT_EQ(without_host.forward_waits_per_micro_batch.ps(), (gather * 160).ps());
+  const StepResult eager = simulate_step(file, p, lay, 64);
+  EXPECT_GT(eager.forward_waits_per_micro_batch, without_host.forward_waits_per_micro_batch);
+  EXPECT_EQ(eager.forward_per_micro_batch.ps(), without_host.forward_per_micro_batch.ps());
+  EXPECT_EQ(eager.step.ps(), without_host.step.ps());
+}
+
 TEST(Buckets, SplitInsideLargeLayersAtTheCap) {
   // Backward order: "second" (2 ms, 300 B) then "first" (2 ms, 100 B); cap 150 B.
   // Bytes are produced uniformly: 150 B at 1 ms, 300 B at 2 ms, the last 100 B at 4 ms.
