@@ -134,17 +134,6 @@ double FitProblem::log_error(const PreparedRow& r, const Eigen::VectorXd& x) con
   return std::log(to_seconds(e.time_to_train) / 60.0 / *r.row.time_to_train_min);
 }
 
-double modelled_phase(const models::TrainingEstimate& e, const models::EvaluationCost& c,
-                      PhaseObservation::Phase phase) {
-  using Phase = PhaseObservation::Phase;
-  const Duration d = phase == Phase::evaluation              ? c.each
-                     : phase == Phase::after_last_evaluation ? c.scoring
-                     : phase == Phase::evaluation_setup      ? c.first
-                                                             : e.step.step;
-  // A phase the model has no share of (no asynchronous scoring) weighs as a 1 ms one.
-  return std::max(1e-3, to_seconds(d));
-}
-
 std::vector<double> FitProblem::phase_log_errors(const PreparedRow& r, const Eigen::VectorXd& x) const {
   std::vector<double> out(1 + r.row.phases.size());
   residuals(r, x, out.data());

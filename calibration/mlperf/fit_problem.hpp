@@ -52,11 +52,6 @@ struct PreparedRow {
   double converged_samples = 0;     // what its scored runs converged at (0: not in the table)
 };
 
-/// The model's counterpart, in seconds, of a phase the logs time: `c` is the run's evaluation
-/// cost. One that the model does not have (no asynchronous scoring) counts as 1 ms.
-double modelled_phase(const models::TrainingEstimate& e, const models::EvaluationCost& c,
-                      PhaseObservation::Phase phase);
-
 class FitProblem {
  public:
   /// Resolves every row with a published time; `skipped` gets the others and why.

@@ -1,6 +1,7 @@
 #include "calibration/mlperf/results.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "sim/core/error.hpp"
 
@@ -65,23 +66,31 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
   return out;
 }
 
+namespace {
+using Phase = PhaseObservation::Phase;
+constexpr Phase kPhases[] = {Phase::evaluation, Phase::after_last_evaluation, Phase::training_step,
+                             Phase::evaluation_setup};
+}  // namespace
+
+const char* phase_name(Phase phase) {
+  switch (phase) {
+    case Phase::evaluation: return "evaluation";
+    case Phase::after_last_evaluation: return "after_last_evaluation";
+    case Phase::training_step: return "training_step";
+    case Phase::evaluation_setup: return "evaluation_setup";
+  }
+  return "?";
+}
+
 void attach_phases(std::vector<MlperfResult>& results, const config::CsvTable& t) {
-  using Phase = PhaseObservation::Phase;
   for (std::size_t i = 0; i < t.rows(); ++i) {
     const std::string& name = t.cell(i, "phase");
-    Phase phase;
-    if (name == "evaluation") {
-      phase = Phase::evaluation;
-    } else if (name == "after_last_evaluation") {
-      phase = Phase::after_last_evaluation;
-    } else if (name == "training_step") {
-      phase = Phase::training_step;
-    } else if (name == "evaluation_setup") {
-      phase = Phase::evaluation_setup;
-    } else {
+    const auto* found = std::find_if(std::begin(kPhases), std::end(kPhases), [&](Phase p) { return name == phase_name(p); });
+    if (found == std::end(kPhases)) {
       t.fail(i, "phase",
              "'" + name + "' is not a phase (evaluation, after_last_evaluation, training_step, evaluation_setup)");
     }
+    const Phase phase = *found;
     const auto seconds = t.number(i, "seconds");
     if (!seconds || !(*seconds > 0)) t.fail(i, "seconds", "needs a positive time in seconds");
     const auto r = std::find_if(results.begin(), results.end(), [&](const MlperfResult& m) {

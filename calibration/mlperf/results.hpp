@@ -28,6 +28,9 @@ struct PhaseObservation {
   int line = 0;  // of the first run's row
 };
 
+/// The phase's name in phases_v4.1.csv and in the outputs.
+const char* phase_name(PhaseObservation::Phase phase);
+
 struct MlperfResult {
   std::size_t row = 0;  // data row in the file (0-based)
   int line = 0;         // line in the file

@@ -213,6 +213,38 @@ output::Table step_table(const ValidationReport& rep) {
   return t;
 }
 
+output::Table phase_table(const ValidationReport& rep) {
+  std::vector<std::string> bench, system, kind, phase;
+  output::Column n{"accelerators", "count", "N", true, {}, {}};
+  output::Column per{"per_accelerator_batch", "samples", "global batch / N", false, {}, {}};
+  output::Column runs{"runs", "count", "runs the logged time is the mean of", true, {}, {}};
+  output::Column logged{"logged_s", "s", "from the result logs (calibration/data/mlperf/README.md)", false, {}, {}};
+  output::Column model{"model_s", "s", "the model's counterpart at the row's logged convergence", false, {}, {}};
+  output::Column err{"error", "1", "model / logged - 1", false, {}, {}};
+  for (const auto& r : rep.rows) {
+    const std::vector<double>& modelled = r.prediction.phase_seconds;
+    for (std::size_t k = 0; k < r.row.phases.size() && k < modelled.size(); ++k) {
+      const PhaseObservation& o = r.row.phases[k];
+      bench.push_back(r.row.benchmark);
+      system.push_back(r.row.submitter + " " + r.row.system_name);
+      kind.push_back(r.prediction.kind);
+      phase.push_back(phase_name(o.phase));
+      n.values.push_back(r.row.accelerators);
+      per.values.push_back(r.prediction.estimate.per_accelerator_batch);
+      runs.values.push_back(o.runs);
+      logged.values.push_back(o.seconds);
+      model.values.push_back(modelled[k]);
+      err.values.push_back(modelled[k] / o.seconds - 1);
+    }
+  }
+  output::Table t;
+  t.columns = {output::text_column("benchmark", "", bench), output::text_column("system", "", system),
+               output::text_column("kind", "catalog kind", kind), n, per,
+               output::text_column("phase", "evaluation | evaluation_setup | after_last_evaluation | training_step", phase),
+               runs, logged, model, err};
+  return t;
+}
+
 output::Table summary_table(const ValidationReport& rep) {
   std::vector<std::string> group;
   output::Column rows{"rows", "count", "", true, {}, {}};

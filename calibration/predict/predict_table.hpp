@@ -64,5 +64,8 @@ output::Table summary_table(const ValidationReport& report);
 /// The model's training step against the step the row's logs time (phase training_step), for
 /// every row that has one: what the totals cannot show, the step alone at each scale.
 output::Table step_table(const ValidationReport& report);
+/// Every phase the rows' logs time (evaluation, its one-time set-up, the scoring after the last
+/// one, the training step) against the model's counterpart at the row's logged convergence.
+output::Table phase_table(const ValidationReport& report);
 
 }  // namespace sp::calibration

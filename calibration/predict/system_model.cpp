@@ -76,6 +76,17 @@ models::Platform PlatformCatalog::for_system(const models::Accelerator& a, int p
   return resize_node(*same_kind, per_node);
 }
 
+double modelled_phase(const models::TrainingEstimate& e, const models::EvaluationCost& c,
+                      PhaseObservation::Phase phase) {
+  using Phase = PhaseObservation::Phase;
+  const Duration d = phase == Phase::evaluation              ? c.each
+                     : phase == Phase::after_last_evaluation ? c.scoring
+                     : phase == Phase::evaluation_setup      ? c.first
+                                                             : e.step.step;
+  // A phase the model has no share of (no asynchronous scoring) weighs as a 1 ms one.
+  return std::max(1e-3, to_seconds(d));
+}
+
 models::ParallelSpec spec_of(const models::ParallelLayout& l) {
   models::ParallelSpec s;
   s.tensor = l.tp;
@@ -169,8 +180,11 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   if (!e->ok()) return fail(e->status, e->message);
   out.estimate = *e;
   out.platform = *p;
-  if (const auto samples = row.converged_samples(w->train_samples)) {
-    out.at_logged_convergence = models::time_to_train_at(*e, *w, *samples);
+  const std::optional<double> converged = row.converged_samples(w->train_samples);
+  if (converged) out.at_logged_convergence = models::time_to_train_at(*e, *w, *converged);
+  if (!row.phases.empty()) {
+    const models::EvaluationCost c = models::evaluation_at(*e, *w, converged.value_or(e->convergence.mean_samples));
+    for (const PhaseObservation& o : row.phases) out.phase_seconds.push_back(modelled_phase(*e, c, o.phase));
   }
   const double host_sd = in.calibration.unseen_host_spread(*w, stack);
   if (in.samples > 0 && (curve_sd > 0 || software.log_sd > 0 || host_sd > 0)) {

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/calibration.hpp"
 #include "calibration/mlperf/results.hpp"
@@ -49,6 +50,9 @@ struct SystemPrediction {
   // The time to train of runs converging where the row's logged runs did (zero where the row
   // gives no convergence): the model's time per sample without the submitter's convergence luck.
   Duration at_logged_convergence{};
+  // The model's counterpart of each phase the row's logs time (MlperfResult::phases, in order),
+  // in seconds, for runs converging where the row's did (modelled_phase).
+  std::vector<double> phase_seconds;
 };
 
 /// Everything the model needs beyond the row; calibration replaces parts of it.
@@ -61,6 +65,11 @@ struct SystemModelInputs {
 };
 
 SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs& inputs);
+
+/// The model's counterpart, in seconds, of a phase the logs time: `c` is the run's evaluation
+/// cost. One that the model does not have (no asynchronous scoring) counts as 1 ms.
+double modelled_phase(const models::TrainingEstimate& e, const models::EvaluationCost& c,
+                      PhaseObservation::Phase phase);
 
 /// The spec that gives exactly `layout` back (to re-estimate a chosen layout with other inputs).
 models::ParallelSpec spec_of(const models::ParallelLayout& layout);

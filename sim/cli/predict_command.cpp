@@ -86,6 +86,38 @@ bool plot_steps(const std::filesystem::path& png, const output::Table& steps) {
   return output::run_gnuplot(script, png.parent_path());
 }
 
+// Every logged phase against the model's, by N: one colour per benchmark, one point type per
+// phase (output::Table from phase_table).
+bool plot_phases(const std::filesystem::path& png, const output::Table& phases) {
+  const auto& bench = phases.column("benchmark").text;
+  const auto& phase = phases.column("phase").text;
+  const std::vector<std::string> names = first_seen(bench);
+  const std::vector<std::string> kinds = first_seen(phase);
+  std::string data, plots = "0 notitle lc rgb '#888888'";
+  int series = 0;
+  for (std::size_t b = 0; b < names.size(); ++b) {
+    for (std::size_t k = 0; k < kinds.size(); ++k) {
+      std::string points;
+      for (std::size_t i = 0; i < phases.rows(); ++i) {
+        if (bench[i] != names[b] || phase[i] != kinds[k]) continue;
+        points += fmt::format("{} {}\n", phases.column("accelerators").values[i], 100 * phases.column("error").values[i]);
+      }
+      if (points.empty()) continue;
+      data += fmt::format("$s{} << EOD\n{}EOD\n", series, points);
+      plots += fmt::format(", $s{} using 1:2 title '{} {}' with points pt {} ps 1.3 lc rgb '{}'", series, names[b],
+                           kinds[k], 5 + 2 * static_cast<int>(k), colour(b));
+      ++series;
+    }
+  }
+  const std::string script = fmt::format(
+      "set terminal pngcairo noenhanced size 820,700 font 'sans,11'\nset output '{}'\n{}"
+      "set logscale x\nset grid\nset key outside bottom center horizontal maxcols 3 font 'sans,9'\nset xrange [2:8192]\n"
+      "set xlabel 'accelerators'\nset ylabel 'model / logged - 1 (%)'\n"
+      "set title 'phases against the MLPerf v4.1 result logs'\nplot {}\n",
+      png.string(), data, plots);
+  return output::run_gnuplot(script, png.parent_path());
+}
+
 calibration::SystemModelInputs inputs(const models::Catalog& catalog, const calibration::PlatformCatalog& platforms,
                                       int samples, std::uint64_t seed) {
   return calibration::SystemModelInputs{catalog, platforms, models::default_calibration(), samples, seed};
@@ -137,6 +169,13 @@ int validate_command(const ValidateOptions& o) {
     steps_plotted = plot_steps(files.stage(stem + "_steps.png"), steps);
     if (!steps_plotted) files.drop(stem + "_steps.png");
   }
+  const output::Table phases = calibration::phase_table(rep);
+  bool phases_plotted = false;
+  if (phases.rows() > 0) {
+    files.write(stem + "_phases.csv", output::to_csv(phases));
+    phases_plotted = plot_phases(files.stage(stem + "_phases.png"), phases);
+    if (!phases_plotted) files.drop(stem + "_phases.png");
+  }
   const bool plotted = plot_validation(files.stage(stem + ".png"), rep,
                                       o.loo    ? "scalepoint against MLPerf Training, each system left out of the fit"
                                       : o.loko ? "scalepoint against MLPerf Training, each accelerator kind left out"
@@ -156,9 +195,13 @@ int validate_command(const ValidateOptions& o) {
     }
   }
   for (const auto& s : rep.skipped) std::printf("skipped %s\n", s.c_str());
-  std::printf("wrote %s/{%s_rows.csv,%s_summary.csv%s%s%s}\n", dir.string().c_str(), stem.c_str(), stem.c_str(),
-              steps.rows() > 0 ? (","+ stem + "_steps.csv").c_str() : "",
-              steps_plotted ? (","+ stem + "_steps.png").c_str() : "", plotted ? (","+ stem + ".png").c_str() : "");
+  std::string wrote = stem + "_rows.csv," + stem + "_summary.csv";
+  if (steps.rows() > 0) wrote += "," + stem + "_steps.csv";
+  if (steps_plotted) wrote += "," + stem + "_steps.png";
+  if (phases.rows() > 0) wrote += "," + stem + "_phases.csv";
+  if (phases_plotted) wrote += "," + stem + "_phases.png";
+  if (plotted) wrote += "," + stem + ".png";
+  std::printf("wrote %s/{%s}\n", dir.string().c_str(), wrote.c_str());
   return 0;
 }
 

@@ -137,12 +137,17 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
   // And the host time per step, away from the files' 2 ms and 1 ms: what the logged steps at 1
   // to 144 samples per GPU tell from the cost per sample.
   truth.workloads["retinanet"].host_per_step = seconds(0.004);
-  // Llama2-70B LoRA's evaluation costs away from the file's centres (1 s, 0.1 s a batch, 5 s
+  // Llama2-70B LoRA's evaluation costs away from the file's centres (1 s, 20 ms a batch, 5 s
   // once): its logged evaluations at 2 to 22 batches tell the two recurring costs apart, the
   // logged set-up phase the one-time cost from them.
   truth.workloads["llama2_70b_lora"].cost("evaluation_overhead") = seconds(0.6);
   truth.workloads["llama2_70b_lora"].cost("evaluation_batch_overhead") = seconds(0.17);
   truth.workloads["llama2_70b_lora"].cost("evaluation_first_overhead") = seconds(12.0);
+  // and its eager evaluation's host time per kernel (file 36.7 us): where it makes the forward at
+  // TP4 CP2 host-bound (about 4,300 kernels against 0.2 s of GPU time: above ~50 us), the logged
+  // evaluations there against those at TP1 CP2, device-bound, tell it from the batch overhead.
+  // Below that it changes no phase and the prior keeps it (60 us comes back as 39 us).
+  truth.workloads["llama2_70b_lora"].cost("evaluation_dispatch_per_kernel") = microseconds(100);
   truth.workloads["bert"].host_per_step = seconds(0.0025);
   // Stable Diffusion's on NVIDIA's code and, separately, on maxdiffusion (JAX, the TPU rows): the
   // TPU rows' logged steps at 2 to 32 images per chip tell it from the TPU's level.
@@ -168,10 +173,8 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
     truth.apply(w, models::software_stack_of(r.framework, *catalog().find_accelerator(r.accelerator)));
     const double samples = r.converged_samples(w.train_samples).value_or(p.estimate.convergence.mean_samples);
     r.time_to_train_min = to_seconds(models::time_to_train_at(p.estimate, w, samples)) / 60;
-    const models::EvaluationCost ev = models::evaluation_at(p.estimate, w, samples);
-    for (PhaseObservation& o : r.phases) {
-      o.seconds = modelled_phase(p.estimate, ev, o.phase);
-    }
+    ASSERT_EQ(p.phase_seconds.size(), r.phases.size());
+    for (std::size_t k = 0; k < r.phases.size(); ++k) r.phases[k].seconds = p.phase_seconds[k];
   }
   const FitResult fit = calibrate_mlperf(rows, catalog(), platforms, CalibrateOptions{});
   for (const auto& [name, c] : truth.workloads) {
@@ -186,6 +189,7 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
   EXPECT_NEAR(to_seconds(*llama.cost("evaluation_overhead")), 0.6, 0.06);
   EXPECT_NEAR(to_seconds(*llama.cost("evaluation_batch_overhead")), 0.17, 0.017);
   EXPECT_NEAR(to_seconds(*llama.cost("evaluation_first_overhead")), 12.0, 0.6);
+  EXPECT_NEAR(to_seconds(*llama.cost("evaluation_dispatch_per_kernel")), 100e-6, 10e-6);
   const models::WorkloadCurve& sd = fit.calibration.workloads.at("stable_diffusion");
   EXPECT_NEAR(to_seconds(*sd.host_per_step), 0.006, 0.0006);
   ASSERT_EQ(sd.host_per_step_on.count("jax"), 1u);
@@ -316,6 +320,53 @@ TEST(Validate, StepTableComparesTheSimulatedStepWithTheLoggedOne) {
   EXPECT_DOUBLE_EQ(t.column("logged_step_ms").values[0], 9.79);
   EXPECT_NEAR(t.column("model_step_ms").values[0], 7.23, 1e-9);
   EXPECT_NEAR(t.column("error").values[0], 7.23 / 9.79 - 1, 1e-12);
+}
+
+TEST(Validate, PhaseTableComparesEveryLoggedPhaseWithTheModels) {
+  // The same row's two phases, with the model's counterparts the prediction carries: an
+  // evaluation of 0.47 s (2 runs) modelled at 0.5 s, +6.38 %; the step as above. A prediction
+  // that did not model the phases (b) adds nothing.
+  ValidationRow a;
+  a.row.benchmark = "retinanet";
+  a.row.submitter = "NVIDIA";
+  a.row.system_name = "Eos_n316";
+  a.row.accelerators = 2528;
+  a.row.phases = {{PhaseObservation::Phase::evaluation, 0.47, 2, 2},
+                  {PhaseObservation::Phase::training_step, 0.00979, 2, 30}};
+  a.prediction.kind = "H100-SXM5-80GB";
+  a.prediction.phase_seconds = {0.5, 0.00723};
+  ValidationRow b = a;
+  b.prediction.phase_seconds.clear();
+  ValidationReport rep;
+  rep.rows = {a, b};
+  const output::Table t = phase_table(rep);
+  ASSERT_EQ(t.rows(), 2u);
+  EXPECT_EQ(t.column("phase").text[0], "evaluation");
+  EXPECT_EQ(t.column("phase").text[1], "training_step");
+  EXPECT_EQ(t.column("runs").values[0], 2);
+  EXPECT_DOUBLE_EQ(t.column("logged_s").values[0], 0.47);
+  EXPECT_NEAR(t.column("error").values[0], 0.5 / 0.47 - 1, 1e-12);
+  EXPECT_NEAR(t.column("error").values[1], 7.23 / 9.79 - 1, 1e-12);
+}
+
+TEST(Validate, APredictionCarriesTheModelsValueOfEachLoggedPhase) {
+  // Eos on Llama2-70B LoRA (8 H100, TP4 CP1) with the files' values: its logged step, evaluation
+  // and set-up, each against what the fit weighs (modelled_phase at the row's convergence).
+  std::vector<MlperfResult> rows = v41();
+  const auto row = std::find_if(rows.begin(), rows.end(), [](const MlperfResult& r) {
+    return r.benchmark == "llama2_70b_lora" && r.system_folder == "eos_ngc24.09_nemo";
+  });
+  ASSERT_NE(row, rows.end());
+  ASSERT_EQ(row->phases.size(), 3u);
+  const PlatformCatalog platforms(catalog());
+  const SystemPrediction p = predict_system(*row, SystemModelInputs{catalog(), platforms, models::Calibration{}, 0, 1});
+  ASSERT_EQ(p.status, "ok") << p.message;
+  ASSERT_EQ(p.phase_seconds.size(), 3u);
+  const models::Workload w = *catalog().find_workload("llama2_70b_lora");
+  const models::EvaluationCost c = models::evaluation_at(p.estimate, w, *row->converged_samples(w.train_samples));
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_DOUBLE_EQ(p.phase_seconds[k], modelled_phase(p.estimate, c, row->phases[k].phase)) << k;
+  }
 }
 
 TEST(Calibrate, TheReferenceIsTheKindWithTheMostRowsInTheFit) {
