@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "sim/config/loader.hpp"
+#include "sim/core/error.hpp"
 
 #ifndef SCALEPOINT_SOURCE_DIR
 #error "SCALEPOINT_SOURCE_DIR must be defined by the build"
@@ -59,10 +60,32 @@ const std::vector<Accelerator>& Catalog::accelerators() const {
 const std::vector<Workload>& Catalog::workloads() const {
   if (!workloads_) {
     std::vector<Workload> out;
-    for (const auto& f : yaml_files("workloads")) out.push_back(parse_workload(config::load_file(f.string())));
+    for (const auto& f : yaml_files("workloads")) {
+      out.push_back(parse_workload(config::load_file(f.string())));
+      check_families(out.back());
+    }
     workloads_ = std::move(out);
   }
   return *workloads_;
+}
+
+void Catalog::check_families(const Workload& w) const {
+  std::vector<std::string> known;
+  for (const Accelerator& a : accelerators()) {
+    if (std::find(known.begin(), known.end(), a.family) == known.end()) known.push_back(a.family);
+  }
+  for (const LayerGroup& l : w.layers) {
+    for (const Op& op : l.ops) {
+      for (const auto& [where, key] : op.family_keys) {
+        const std::string family = key.substr(key.find_last_of('.') + 1);
+        if (std::find(known.begin(), known.end(), family) != known.end()) continue;
+        std::string names;
+        for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
+        throw InputError(where, key, "no hardware file has the architecture family '" + family + "'",
+                         "families in models/hardware: " + names);
+      }
+    }
+  }
 }
 
 std::string canonical_accelerator_name(const std::string& name, bool with_memory) {

@@ -52,6 +52,8 @@ class Catalog {
  private:
   std::vector<std::filesystem::path> yaml_files(const std::string& sub) const;
   std::filesystem::path dir_;
+  // Throws at the key of a per-family setting in `w` that names no hardware file's family.
+  void check_families(const Workload& w) const;
   mutable std::optional<std::vector<Accelerator>> accelerators_;
   mutable std::optional<std::vector<Workload>> workloads_;
 };

@@ -87,8 +87,9 @@ void attach_phases(std::vector<MlperfResult>& results, const config::CsvTable& t
     const std::string& name = t.cell(i, "phase");
     const auto* found = std::find_if(std::begin(kPhases), std::end(kPhases), [&](Phase p) { return name == phase_name(p); });
     if (found == std::end(kPhases)) {
-      t.fail(i, "phase",
-             "'" + name + "' is not a phase (evaluation, after_last_evaluation, training_step, evaluation_setup)");
+      std::string names;
+      for (Phase p : kPhases) names += std::string(names.empty() ? "" : ", ") + phase_name(p);
+      t.fail(i, "phase", "'" + name + "' is not a phase (" + names + ")");
     }
     const Phase phase = *found;
     const auto seconds = t.number(i, "seconds");

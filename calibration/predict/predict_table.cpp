@@ -219,7 +219,7 @@ output::Table phase_table(const ValidationReport& rep) {
   output::Column per{"per_accelerator_batch", "samples", "global batch / N", false, {}, {}};
   output::Column runs{"runs", "count", "runs the logged time is the mean of", true, {}, {}};
   output::Column logged{"logged_s", "s", "from the result logs (calibration/data/mlperf/README.md)", false, {}, {}};
-  output::Column model{"model_s", "s", "the model's counterpart at the row's logged convergence", false, {}, {}};
+  output::Column model{"model_s", "s", "the model's counterpart at the row's logged convergence (else the RCP mean)", false, {}, {}};
   output::Column err{"error", "1", "model / logged - 1", false, {}, {}};
   for (const auto& r : rep.rows) {
     const std::vector<double>& modelled = r.prediction.phase_seconds;

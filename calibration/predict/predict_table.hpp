@@ -65,7 +65,7 @@ output::Table summary_table(const ValidationReport& report);
 /// every row that has one: what the totals cannot show, the step alone at each scale.
 output::Table step_table(const ValidationReport& report);
 /// Every phase the rows' logs time (evaluation, its one-time set-up, the scoring after the last
-/// one, the training step) against the model's counterpart at the row's logged convergence.
+/// one, the training step) against the model's counterpart (SystemPrediction::phase_seconds).
 output::Table phase_table(const ValidationReport& report);
 
 }  // namespace sp::calibration

@@ -51,7 +51,8 @@ struct SystemPrediction {
   // gives no convergence): the model's time per sample without the submitter's convergence luck.
   Duration at_logged_convergence{};
   // The model's counterpart of each phase the row's logs time (MlperfResult::phases, in order),
-  // in seconds, for runs converging where the row's did (modelled_phase).
+  // in seconds, for runs converging where the row's did, or at the RCP mean where the row does
+  // not say (modelled_phase, as the fit weighs them).
   std::vector<double> phase_seconds;
 };
 

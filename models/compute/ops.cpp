@@ -181,12 +181,15 @@ Op parse_op(const config::ConfigNode& n) {
         if (!p->is_map()) {
           op.context_parallel_precision = precision(*p);
         } else {  // {default: bf16, blackwell: fp8}: per accelerator family, `default` for the others
+          if (!p->has("default")) p->fail("needs a default precision beside the families'", "e.g. {default: bf16, blackwell: fp8}");
           for (const auto& [family, v] : p->entries()) {
             if (family == "default") {
               op.context_parallel_precision = precision(v);
-            } else {
-              op.context_parallel_precision_by_family[family] = precision(v);
+              continue;
             }
+            if (family.empty()) v.fail("an architecture family needs a name");
+            op.context_parallel_precision_by_family[family] = precision(v);
+            op.family_keys.emplace_back(v.location(), v.path());
           }
         }
       }

@@ -7,7 +7,7 @@
 // busy is the time an accelerator runs kernels: every step's forward, backward and optimizer
 // (slowed by communication kernels beside them: interference) and the forward passes of the
 // evaluations; the rest of the run it waits (exposed communication, pipeline bubble, stragglers,
-// evaluation overhead and host work). f_compute is the share of the idle-to-TDP range training
+// evaluation overhead, what an evaluation's forward waits for, and host work). f_compute is the share of the idle-to-TDP range training
 // kernels draw: GPUs running dense training sit near their power limit (fitted on the MLPerf v4.1
 // power row, `scalepoint calibrate power`); f_wait the share while only communication kernels and
 // links are busy (estimate). The switch count follows a non-blocking folded Clos of the platform's

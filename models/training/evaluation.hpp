@@ -22,7 +22,7 @@ struct EvaluationCost {
   double evaluations = 0;  // expected count (convergence falls on an evaluation)
   Duration each;
   Duration forward;  // of `each`, the accelerators computing (the rest is waiting, overhead and host work)
-  Duration waits;    // of `each`, the forward waiting for transfers and communication
+  Duration waits;    // of `each`, the forward waiting for transfers, communication and an eager host
   std::int64_t batches = 0;  // steps of the evaluation loop, each costing the rule's batch_overhead
   Duration scoring;  // asynchronous scoring still running after the last evaluation (once per run)
   Duration first;    // the evaluation's one-time set-up before the first one (once per run)
@@ -36,7 +36,8 @@ struct EvaluationCost {
 Duration exposed_scoring(Duration scoring, Duration between, double evaluations);
 
 /// One micro-batch's forward on one pipeline stage at this layout: its compute, and what it waits
-/// for besides (pipeline transfer, TP communication not overlapped without gradients).
+/// for besides (pipeline transfer, TP communication not overlapped without gradients, the host
+/// where the evaluation dispatches eagerly).
 struct MicroBatchForward {
   Duration compute;
   Duration waits;

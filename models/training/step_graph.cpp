@@ -105,37 +105,42 @@ class Builder {
     const Bytes tensor = l.tp_tensor * (static_cast<double>(lay_.micro_batch) / lay_.cp);
     return {comm(lay_.tp_group, CollectiveOp::all_gather, tensor), comm(lay_.tp_group, CollectiveOp::reduce_scatter, tensor)};
   }
-  // The TP communication an evaluation's forward of the layer waits for, as runs on its stream:
-  // all of it where TP does not overlap compute; the all-gathers alone where the overlap needs
-  // gradients enabled (ParallelLayout::evaluation_overlaps_all_gathers).
-  std::vector<KernelRun> evaluation_comm(const LayerGroup& l) {
+  // The TP communication an evaluation's forward of the layer waits for, as runs on its stream
+  // before and after its compute: all of it where TP does not overlap compute; the all-gathers
+  // alone where the overlap needs gradients enabled (ParallelLayout::evaluation_overlaps_all_gathers).
+  // Closed-form times at every fidelity (the evaluation is not replayed on the links).
+  struct EvaluationComm {
+    std::vector<KernelRun> before, after;
+  };
+  EvaluationComm evaluation_comm(const LayerGroup& l) {
     const auto [ag, rs] = tp_comms(l);
-    if (ag < 0) return {};
-    const KernelRun gathers{static_cast<double>(l.tp_all_gathers), select_time_[static_cast<std::size_t>(ag)]};
+    if (ag < 0 || (lay_.overlap_tensor_parallel && lay_.evaluation_overlaps_all_gathers)) return {};
+    EvaluationComm c;
+    c.before.push_back({static_cast<double>(l.tp_all_gathers), select_time_[static_cast<std::size_t>(ag)]});
     if (!lay_.overlap_tensor_parallel) {
-      return {gathers, KernelRun{static_cast<double>(l.tp_reduce_scatters), select_time_[static_cast<std::size_t>(rs)]}};
+      c.after.push_back({static_cast<double>(l.tp_reduce_scatters), select_time_[static_cast<std::size_t>(rs)]});
     }
-    if (lay_.evaluation_overlaps_all_gathers) return {};
-    return {gathers};
+    return c;
   }
   // One micro-batch's evaluation forward of the stage holding `ks`: its compute as training
   // counts it, and what it waits for besides: the communication above and, where the evaluation
   // dispatches eagerly, the host (models/compute/launch.hpp), from an idle host and device.
   std::pair<Duration, Duration> evaluation_forward(const std::vector<int>& ks) {
     const Duration dispatch = w_.evaluation.dispatch_per_kernel;
-    Duration compute, comm;
+    Duration compute, tp_wait;
     IssueState issued;
     for (int k : ks) {
       const Instance& in = inst_[static_cast<std::size_t>(k)];
       compute += in.compute.forward.time;
-      for (const KernelRun& r : evaluation_comm(*in.layer)) {
-        comm += scale(r.each, r.count);
-        issue(issued, {r}, dispatch);
-      }
+      const EvaluationComm c = evaluation_comm(*in.layer);
+      for (const KernelRun& r : c.before) tp_wait += scale(r.each, r.count);
+      for (const KernelRun& r : c.after) tp_wait += scale(r.each, r.count);
+      issue(issued, c.before, dispatch);
       issue(issued, in.compute.forward.runs, dispatch);
+      issue(issued, c.after, dispatch);
     }
     // Without a dispatch the stream is the sum (exact, where the runs' rounding is not).
-    if (dispatch == Duration::zero()) return {compute, comm};
+    if (dispatch == Duration::zero()) return {compute, tp_wait};
     return {compute, max(Duration::zero(), issued.device - compute)};
   }
   // One layer instance's pass for one micro-batch: its compute with the TP and CP communication

@@ -41,8 +41,8 @@ struct StepResult {
   Duration communication;     // data-parallel collectives (gradients, parameter gathers), busy
   Duration pipeline_transfer; // pipeline sends, busy
   Duration jittered_compute;  // compute subject to per-rank jitter (per step)
-  Duration forward_per_micro_batch;  // one micro-batch's forward compute on the slowest stage, alone
-  Duration forward_waits_per_micro_batch;  // and what it waits for without training's overlap (StepGraph)
+  Duration forward_per_micro_batch;  // one micro-batch's evaluation forward, compute (StepGraph)
+  Duration forward_waits_per_micro_batch;  // and its waits: transfer, unoverlapped TP, eager host
   std::array<Duration, kPhases> critical;  // the critical path's time, by Phase
   double compute_efficiency = 0;   // model FLOPs / (compute time x peak): MFU of the compute alone
   int buckets = 0;

@@ -95,6 +95,25 @@ MlperfResult system_row(const char* benchmark, const char* accelerator, int acce
 }
 }  // namespace
 
+TEST(SystemModel, TheSpecOfAChosenLayoutGivesItBackWithItsOverlaps) {
+  // The fit and the interval re-estimate a row at its chosen layout through spec_of: the Llama
+  // file's overlaps (training overlaps TP, an evaluation not its all-gathers) must survive it.
+  const PlatformCatalog platforms(catalog());
+  const SystemModelInputs in{catalog(), platforms, models::Calibration{}, 0, 1};
+  MlperfResult row = system_row("llama2_70b_lora", "NVIDIA H100-SXM5-80GB", 64, 8);
+  row.global_batch = 8;
+  const SystemPrediction p = predict_system(row, in);
+  ASSERT_EQ(p.status, "ok") << p.message;
+  EXPECT_TRUE(p.estimate.layout.overlap_tensor_parallel);
+  EXPECT_FALSE(p.estimate.layout.evaluation_overlaps_all_gathers);
+  std::string why;
+  const auto again = models::resolve_layout(spec_of(p.estimate.layout), p.platform.topology, 64, 8, why);
+  ASSERT_TRUE(again) << why;
+  EXPECT_EQ(again->describe(), p.estimate.layout.describe());
+  EXPECT_TRUE(again->overlap_tensor_parallel);
+  EXPECT_FALSE(again->evaluation_overlaps_all_gathers);
+}
+
 TEST(SystemModel, ARowsDeclaredLayoutReplacesTheWorkloadsRule) {
   // Llama2-70B LoRA on 16 H100 at GBS 8: the workload's multi-node rule is TP4 CP2, so 2
   // replicas of 4 micro-batches; Lambda's config_1cc_2x8x2xtp4pp1cp1.sh ran TP4 CP1: 16 / 4 = 4

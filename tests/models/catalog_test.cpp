@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+
+#include <unistd.h>
 
 #include "models/catalog.hpp"
 #include "models/workloads/workload.hpp"
@@ -119,10 +123,6 @@ TEST(Catalog, WorkloadTotalsMatchTheReference) {
   EXPECT_NEAR((sd.forward_flops_per_sample() + sd.backward_flops_per_sample()).value(), 2413e9, 1e9);
 }
 
-}  // namespace sp::models
-
-namespace sp::models {
-
 TEST(Catalog, LayerRepeatsAreBounded) {
   // The step graph holds every layer instance: 200,000 repeats of BERT's encoder is refused with
   // the limit, at the line and key, not built.
@@ -137,6 +137,33 @@ TEST(Catalog, LayerRepeatsAreBounded) {
     EXPECT_NE(std::string(e.what()).find(".repeat: at most 100000 repeats of a layer group, got 200000"), std::string::npos)
         << e.what();
   }
+}
+
+TEST(Catalog, APerFamilySettingMustNameAHardwareFilesFamily) {
+  // Llama's attention keeps FP8 at CP2 on "blackwell" (the B200 and GB200 files' family); a
+  // misspelt family would never match and silently change nothing, so the catalog refuses it at
+  // its line and key, with the families the hardware files name.
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("sp_catalog_family_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "workloads");
+  std::filesystem::copy(std::filesystem::path(SP_SOURCE_DIR) / "models/hardware", root / "hardware",
+                        std::filesystem::copy_options::recursive);
+  std::string yaml = config::read_text_file(std::string(SP_SOURCE_DIR) + "/models/workloads/llama2_70b_lora.yaml");
+  const std::size_t at = yaml.find("blackwell: fp8}");
+  ASSERT_NE(at, std::string::npos);
+  yaml.replace(at, 9, "blackwel");
+  std::ofstream((root / "workloads/llama2_70b_lora.yaml").string()) << yaml;
+  try {
+    Catalog(root).workloads();
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.message(), "no hardware file has the architecture family 'blackwel'");
+    EXPECT_NE(e.key().find("context_parallel_precision.blackwel"), std::string::npos) << e.key();
+    EXPECT_NE(e.hint().find("blackwell"), std::string::npos) << e.hint();
+    EXPECT_GT(e.where().line, 0);
+  }
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace sp::models

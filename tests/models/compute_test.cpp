@@ -303,6 +303,11 @@ TEST(Ops, ParseErrorsNameTheKey) {
       bad("{attention: a, heads: 8, head_dim: 64, context_parallel_precision: {default: bf16, blackwell: fp4}}");
   EXPECT_NE(per_family.find("context_parallel_precision.blackwell"), std::string::npos) << per_family;
   EXPECT_NE(per_family.find("unknown precision 'fp4'"), std::string::npos) << per_family;
+  // A map without a default would leave every other family at the op's own precision.
+  const std::string no_default = bad("{attention: a, heads: 8, head_dim: 64, context_parallel_precision: {blackwell: fp8}}");
+  EXPECT_NE(no_default.find("context_parallel_precision: needs a default precision"), std::string::npos) << no_default;
+  const std::string empty = bad("{attention: a, heads: 8, head_dim: 64, context_parallel_precision: {}}");
+  EXPECT_NE(empty.find("needs a default precision"), std::string::npos) << empty;
 }
 
 TEST(Workload, OpsMustAddUpToTheDocumentedFlops) {
