@@ -76,12 +76,11 @@ void Catalog::check_families(const Workload& w) const {
   }
   for (const LayerGroup& l : w.layers) {
     for (const Op& op : l.ops) {
-      for (const auto& [where, key] : op.family_keys) {
-        const std::string family = key.substr(key.find_last_of('.') + 1);
+      for (const auto& [family, named] : op.context_parallel_precision_by_family) {
         if (std::find(known.begin(), known.end(), family) != known.end()) continue;
         std::string names;
         for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
-        throw InputError(where, key, "no hardware file has the architecture family '" + family + "'",
+        throw InputError(named.where, named.key, "no hardware file has the architecture family '" + family + "'",
                          "families in models/hardware: " + names);
       }
     }

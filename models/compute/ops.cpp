@@ -10,7 +10,7 @@ std::string dtype_of(const Op& op, const Shard& s, const std::string& workload_p
   if (s.cp > 1) {
     if (auto it = op.context_parallel_precision_by_family.find(s.family);
         it != op.context_parallel_precision_by_family.end()) {
-      return it->second;
+      return it->second.precision;
     }
     if (!op.context_parallel_precision.empty()) return op.context_parallel_precision;
   }
@@ -188,8 +188,7 @@ Op parse_op(const config::ConfigNode& n) {
               continue;
             }
             if (family.empty()) v.fail("an architecture family needs a name");
-            op.context_parallel_precision_by_family[family] = precision(v);
-            op.family_keys.emplace_back(v.location(), v.path());
+            op.context_parallel_precision_by_family[family] = {precision(v), v.location(), v.path()};
           }
         }
       }

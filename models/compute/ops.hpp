@@ -39,8 +39,12 @@ struct Op {
   // and per accelerator family, where a submitter's recipe for that architecture differs (the
   // file's {default: bf16, blackwell: fp8}: `default` above for every other family), with where
   // each family was named, for the catalog to check it names a hardware file's family
-  std::map<std::string, std::string> context_parallel_precision_by_family;
-  std::vector<std::pair<SourceLocation, std::string>> family_keys;  // (where, key path)
+  struct FamilyPrecision {
+    std::string precision;
+    SourceLocation where;
+    std::string key;  // its key path
+  };
+  std::map<std::string, FamilyPrecision> context_parallel_precision_by_family;
   // attention: per sample, queries attend to keys (empty: the sequence); GQA shares K and V
   double heads = 0, kv_heads = 0, head_dim = 0, queries = 0, keys = 0;
   bool causal = false;

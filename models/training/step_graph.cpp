@@ -125,7 +125,7 @@ class Builder {
   // One micro-batch's evaluation forward of the stage holding `ks`: its compute as training
   // counts it, and what it waits for besides: the communication above and, where the evaluation
   // dispatches eagerly, the host (models/compute/launch.hpp), from an idle host and device.
-  std::pair<Duration, Duration> evaluation_forward(const std::vector<int>& ks) {
+  MicroBatchForward evaluation_forward(const std::vector<int>& ks) {
     const Duration dispatch = w_.evaluation.dispatch_per_kernel;
     Duration compute, tp_wait;
     IssueState issued;
@@ -290,7 +290,8 @@ StepGraph Builder::build() {
   };
   std::vector<Pending> pending;
   std::vector<std::vector<std::uint32_t>> send_fwd(static_cast<std::size_t>(stages)), send_bwd(send_fwd);
-  Duration slowest_forward, forward_waits, slowest_compute;
+  Duration slowest_compute;
+  MicroBatchForward slowest_forward;
   for (int s = 0; s < stages; ++s) {
     const std::vector<int>& ks = assigned[static_cast<std::size_t>(s)];
     // Buckets in backward order; a bucket closes at the instance whose backward fills it.
@@ -395,7 +396,7 @@ StepGraph Builder::build() {
     add(std::move(opt));
 
     // What the evaluation and the stragglers need: this stage's forward and compute, alone.
-    auto [forward, waits] = evaluation_forward(ks);
+    MicroBatchForward forward = evaluation_forward(ks);
     Duration compute;
     Flops flops;
     for (int k : ks) {
@@ -403,15 +404,12 @@ StepGraph Builder::build() {
       compute += lc.forward.time + (inst_[static_cast<std::size_t>(k)].layer->backward_pass ? lc.backward.time : Duration::zero());
       flops += lc.forward.model_flops + lc.backward.model_flops;
     }
-    if (stages > 1) waits += select_time_[static_cast<std::size_t>(transfer(hidden))];
+    if (stages > 1) forward.waits += select_time_[static_cast<std::size_t>(transfer(hidden))];
     if (compute >= slowest_compute) {
       slowest_compute = compute;
       g_.flops_per_step = flops * m;
     }
-    if (forward + waits >= slowest_forward + forward_waits) {
-      slowest_forward = forward;
-      forward_waits = waits;
-    }
+    if (forward.compute + forward.waits >= slowest_forward.compute + slowest_forward.waits) slowest_forward = forward;
   }
   for (GraphOp& op : g_.ops) {
     for (std::uint32_t& d : op.deps) {
@@ -420,8 +418,7 @@ StepGraph Builder::build() {
       d = (pd.forward ? send_fwd : send_bwd)[static_cast<std::size_t>(pd.stage)][static_cast<std::size_t>(pd.mb)];
     }
   }
-  g_.forward_per_micro_batch = slowest_forward;
-  g_.forward_waits_per_micro_batch = forward_waits;
+  g_.evaluation_forward = slowest_forward;
   g_.compute_per_step = slowest_compute * m;
   return std::move(g_);
 }

@@ -21,6 +21,7 @@
 
 #include "models/collective/collective.hpp"
 #include "models/network/platform.hpp"
+#include "models/training/evaluation.hpp"
 #include "models/training/parallelism.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/core/time.hpp"
@@ -61,12 +62,9 @@ struct StepGraph {
   std::vector<std::string> layers;  // layer instance names, by index
   int stages = 1;
   int buckets = 0;                  // gradient buckets per stage
-  // One micro-batch's evaluation forward on the slowest stage (by compute plus waits), alone: its
-  // compute, and what it waits for outside training's overlap: the pipeline transfer, the TP
-  // communication an evaluation (no gradients) does not overlap, and the host where the
-  // evaluation dispatches eagerly (closed-form communication times at every fidelity)
-  Duration forward_per_micro_batch;
-  Duration forward_waits_per_micro_batch;
+  // One micro-batch's evaluation forward on the slowest stage (by compute plus waits), alone
+  // (closed-form communication times at every fidelity)
+  MicroBatchForward evaluation_forward;
   Duration compute_per_step;         // the slowest stage's compute per step, alone (straggler base)
   Flops flops_per_step;              // model FLOPs per step on one rank of the slowest stage
 };

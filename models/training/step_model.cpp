@@ -119,8 +119,7 @@ StepResult simulate_step(const Workload& w, const Platform& p, const ParallelLay
   critical_path(g, x, r);
   r.buckets = g.buckets;
   r.events = x.events;
-  r.forward_per_micro_batch = g.forward_per_micro_batch;
-  r.forward_waits_per_micro_batch = g.forward_waits_per_micro_batch;
+  r.evaluation_forward = g.evaluation_forward;
   r.jittered_compute = g.compute_per_step;
   const Duration compute = r.forward + r.backward;
   const double peak = p.accelerator.training_peak(w.precision)->value();

@@ -41,8 +41,7 @@ struct StepResult {
   Duration communication;     // data-parallel collectives (gradients, parameter gathers), busy
   Duration pipeline_transfer; // pipeline sends, busy
   Duration jittered_compute;  // compute subject to per-rank jitter (per step)
-  Duration forward_per_micro_batch;  // one micro-batch's evaluation forward, compute (StepGraph)
-  Duration forward_waits_per_micro_batch;  // and its waits: transfer, unoverlapped TP, eager host
+  MicroBatchForward evaluation_forward;  // one micro-batch's evaluation forward (StepGraph)
   std::array<Duration, kPhases> critical;  // the critical path's time, by Phase
   double compute_efficiency = 0;   // model FLOPs / (compute time x peak): MFU of the compute alone
   int buckets = 0;

@@ -43,7 +43,7 @@ TrainingEstimate estimate_training(const Workload& w, const Platform& p, int acc
 }
 
 EvaluationCost evaluation_at(const TrainingEstimate& e, const Workload& w, double samples) {
-  return evaluation_cost(w, e.layout, {e.step.forward_per_micro_batch, e.step.forward_waits_per_micro_batch}, e.step.step,
+  return evaluation_cost(w, e.layout, e.step.evaluation_forward, e.step.step,
                          e.nodes, samples, e.global_batch);
 }
 

@@ -263,7 +263,7 @@ TEST(Calibrate, PhaseResidualsCompareTheModelsPhasesWithTheLogs) {
   ASSERT_EQ(got.size(), 3u);
   // The file's values at the prior: overhead 1 s, host work 30 s over 316 nodes, scoring 5 s.
   const models::TrainingEstimate e = models::estimate_training(row->workload, row->platform, 2528, row->gbs, row->spec);
-  const double each = to_seconds(scale(e.step.forward_per_micro_batch + e.step.forward_waits_per_micro_batch, 10.0) +
+  const double each = to_seconds(scale(e.step.evaluation_forward.compute + e.step.evaluation_forward.waits, 10.0) +
                                  scale(row->workload.evaluation.batch_overhead, 10.0)) + 1.0 + 30.0 / 316;
   // 24,781 images over 2,528 replicas: 10 per replica, one per micro-batch.
   EXPECT_NEAR(got[0], std::log(each / row->row.phases[0].seconds), 1e-9);

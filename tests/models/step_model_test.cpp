@@ -176,15 +176,15 @@ TEST(StepModel, AnEvaluationWaitsForTheTensorParallelCommunicationItDoesNotOverl
   tp4.micro_batch = 1;
   const Duration lap = seconds(3e-6 + 0.75 * 0.4e9 / 100e9);
   const StepResult overlapped = simulate_step(w, p, testing::layout(p, 8, 2, tp4), 8);
-  EXPECT_EQ(overlapped.forward_waits_per_micro_batch.ps(), 0);
+  EXPECT_EQ(overlapped.evaluation_forward.waits.ps(), 0);
   tp4.evaluation_overlaps_all_gathers = false;
   const StepResult gated = simulate_step(w, p, testing::layout(p, 8, 2, tp4), 8);
-  EXPECT_EQ(gated.forward_waits_per_micro_batch.ps(), (lap * 4).ps());
+  EXPECT_EQ(gated.evaluation_forward.waits.ps(), (lap * 4).ps());
   EXPECT_EQ(gated.step.ps(), overlapped.step.ps());
-  EXPECT_EQ(gated.forward_per_micro_batch.ps(), overlapped.forward_per_micro_batch.ps());
+  EXPECT_EQ(gated.evaluation_forward.compute.ps(), overlapped.evaluation_forward.compute.ps());
   tp4.overlap_tensor_parallel = false;
   const StepResult serial = simulate_step(w, p, testing::layout(p, 8, 2, tp4), 8);
-  EXPECT_EQ(serial.forward_waits_per_micro_batch.ps(), (lap * 8).ps());
+  EXPECT_EQ(serial.evaluation_forward.waits.ps(), (lap * 8).ps());
 }
 
 TEST(StepModel, AnEagerEvaluationWaitsForTheHostToDispatchItsKernels) {
@@ -197,12 +197,12 @@ TEST(StepModel, AnEagerEvaluationWaitsForTheHostToDispatchItsKernels) {
   const Platform p = testing::simple_platform();
   w.evaluation.dispatch_per_kernel = milliseconds(3);
   StepResult r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
-  EXPECT_EQ(r.forward_per_micro_batch.ps(), milliseconds(2).ps());
-  EXPECT_EQ(r.forward_waits_per_micro_batch.ps(), milliseconds(5).ps());
+  EXPECT_EQ(r.evaluation_forward.compute.ps(), milliseconds(2).ps());
+  EXPECT_EQ(r.evaluation_forward.waits.ps(), milliseconds(5).ps());
   EXPECT_EQ(r.step.ps(), milliseconds(5).ps());  // training is not dispatched eagerly
   w.evaluation.dispatch_per_kernel = microseconds(500);
   r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
-  EXPECT_EQ(r.forward_waits_per_micro_batch.ps(), microseconds(500).ps());
+  EXPECT_EQ(r.evaluation_forward.waits.ps(), microseconds(500).ps());
 }
 
 TEST(StepModel, LlamasEvaluationWaitsForItsAllGathersAndItsHost) {
@@ -219,10 +219,10 @@ TEST(StepModel, LlamasEvaluationWaitsForItsAllGathersAndItsHost) {
   graphs.evaluation.dispatch_per_kernel = Duration::zero();
   const Duration gather = select_collective(p, lay.tp_group, CollectiveOp::all_gather, Bytes(134217728.0 / 2)).time;
   const StepResult without_host = simulate_step(graphs, p, lay, 64);
-  EXPECT_EQ(without_host.forward_waits_per_micro_batch.ps(), (gather * 160).ps());
+  EXPECT_EQ(without_host.evaluation_forward.waits.ps(), (gather * 160).ps());
   const StepResult eager = simulate_step(file, p, lay, 64);
-  EXPECT_GT(eager.forward_waits_per_micro_batch, without_host.forward_waits_per_micro_batch);
-  EXPECT_EQ(eager.forward_per_micro_batch.ps(), without_host.forward_per_micro_batch.ps());
+  EXPECT_GT(eager.evaluation_forward.waits, without_host.evaluation_forward.waits);
+  EXPECT_EQ(eager.evaluation_forward.compute.ps(), without_host.evaluation_forward.compute.ps());
   EXPECT_EQ(eager.step.ps(), without_host.step.ps());
 }
 

@@ -137,7 +137,7 @@ TEST(Score, TimeToTrainAtAnObservedConvergence) {
   e.global_batch = 32;
   e.nodes = 1;
   e.step.step = seconds(1);
-  e.step.forward_per_micro_batch = milliseconds(2);
+  e.step.evaluation_forward.compute = milliseconds(2);
   EXPECT_NEAR(to_seconds(time_to_train_at(e, w, 320)), 22.8512, 1e-9);
 }
 
