@@ -94,8 +94,10 @@ class Simulation {
   void issue_next(std::size_t j) {
     const StepKernel& k = kernel_of(j, s_[j].issued);
     engine_.schedule_after(scale(jobs_[j].dispatch_per_launch, k.launches * stretch()), [this, j] {
+      const bool waits = kernel_of(j, s_[j].issued).host_waits;
       s_[j].ready.push_back(s_[j].issued++);
-      if (s_[j].issued < jobs_[j].kernels->size()) issue_next(j);
+      // A kernel whose result the host reads holds the next launch until it completes (kernel_done).
+      if (s_[j].issued < jobs_[j].kernels->size() && !waits) issue_next(j);
       update();
     });
   }
@@ -107,7 +109,11 @@ class Simulation {
     s.current = false;
     s.remaining = s.rate = 0;
     s.sms = 0;
-    if (++s.completed == jobs_[j].kernels->size()) {
+    ++s.completed;
+    if (s.completed < jobs_[j].kernels->size() && s.completed == s.issued && kernel_of(j, s.completed - 1).host_waits) {
+      issue_next(j);
+    }
+    if (s.completed == jobs_[j].kernels->size()) {
       // The step's synchronisation: the host learns the step ended, then does its own work.
       s.steps_left -= 1;
       s.steps_done += 1;

@@ -13,9 +13,8 @@ namespace {
 // (an output tile) fills one SM.
 constexpr double kStreamBytesPerSm = 4 * 16384.0;
 // The optimizer (Adam, PyTorch foreach): reads weights, gradients and two moments in fp32 and
-// writes three of them back: 28 B per parameter in a few fused launches (estimate).
+// writes three of them back: 28 B per parameter (estimate), in SmallWorkload::optimizer_kernels.
 constexpr double kOptimizerBytesPerParameter = 28;
-constexpr double kOptimizerLaunches = 4;
 // The caching allocator keeps more than it hands out: 1.1-1.3 of the tensors (estimate).
 constexpr double kAllocatorReserve = 1.2;
 
@@ -35,7 +34,8 @@ int width_of(const Kernel& k, const Accelerator& a) {
 
 SmallWorkload parse_small_workload(const config::ConfigNode& n) {
   n.expect_only({"name", "description", "source", "precision", "parameters", "dataset_samples",
-                 "positions_per_sample", "activations_per_sample", "state_bytes_per_parameter", "ops", "host"});
+                 "positions_per_sample", "activations_per_sample", "state_bytes_per_parameter", "ops",
+                 "optimizer_kernels", "host"});
   SmallWorkload w;
   w.name = n.at("name").as_string();
   if (auto d = n.find("description")) w.description = d->as_string();
@@ -49,6 +49,7 @@ SmallWorkload parse_small_workload(const config::ConfigNode& n) {
   if (auto p = n.find("positions_per_sample")) w.positions_per_sample = p->as_positive_number();
   w.activations_per_sample = n.at("activations_per_sample").as_positive_bytes();
   if (auto s = n.find("state_bytes_per_parameter")) w.state_bytes_per_parameter = s->as_positive_number();
+  if (auto k = n.find("optimizer_kernels")) w.optimizer_kernels = static_cast<double>(k->as_positive_int());
   const config::ConfigNode ops = n.at("ops");
   for (const auto& o : ops.elements()) w.ops.push_back(parse_op(o));
   if (w.ops.empty()) ops.fail("needs at least one op");
@@ -75,7 +76,6 @@ std::vector<StepKernel> step_kernels(const SmallWorkload& w, const Accelerator& 
     StepKernel sk;
     sk.alone = kernel_time(k, a);
     sk.width = width_of(k, a);
-    sk.launches = k.count;
     if (k.kind == Kernel::Kind::stream) {
       sk.bytes = k.bytes;
       sk.memory_bound = true;
@@ -83,7 +83,13 @@ std::vector<StepKernel> step_kernels(const SmallWorkload& w, const Accelerator& 
       const GemmShape& g = k.shape;
       sk.bytes = Bytes(2.0 * g.batch * k.count * (g.m * g.k / g.a_reuse + g.k * g.n / g.b_reuse + g.m * g.n / g.c_reuse));
     }
-    out.push_back(sk);
+    // An entry of n kernels runs as n launches each followed by its kernel, not n launches and
+    // then all the work: the device idles between small kernels, and other contexts see those gaps.
+    const double n = std::max(1.0, std::round(k.count));
+    sk.alone = sk.alone / n;
+    sk.bytes = sk.bytes / n;
+    sk.launches = k.count / n;
+    for (int i = 0; i < static_cast<int>(n); ++i) out.push_back(sk);
   };
   for (Pass pass : {Pass::forward, Pass::backward}) {
     // Backward runs the ops in reverse.
@@ -95,8 +101,12 @@ std::vector<StepKernel> step_kernels(const SmallWorkload& w, const Accelerator& 
   Kernel opt;
   opt.kind = Kernel::Kind::stream;
   opt.bytes = Bytes(kOptimizerBytesPerParameter * w.parameters);
-  opt.count = kOptimizerLaunches;
+  opt.count = w.optimizer_kernels;
+  const std::size_t first = out.size();
   add(opt);
+  // fp16 autocast trains with a GradScaler, whose step reads back whether any gradient overflowed
+  // before the optimizer runs (torch/amp/grad_scaler.py, _maybe_opt_step: found_inf .item()).
+  if (w.precision == "fp16" && first < out.size()) out[first].host_waits = true;
   return out;
 }
 

@@ -27,6 +27,9 @@ struct SmallWorkload {
   Bytes activations_per_sample;            // saved for backward (memory)
   double state_bytes_per_parameter = 16;   // weights, gradients, optimizer moments (Adam fp32: 16)
   std::vector<Op> ops;                     // forward
+  // The optimizer's launches a step (PyTorch's foreach Adam: a few multi-tensor kernels; the
+  // workload file may count GradScaler's and its copies too).
+  double optimizer_kernels = 4;
   Duration dispatch_per_kernel = microseconds(10);  // host time to launch one kernel (framework + driver)
   Duration host_per_step = microseconds(0);         // host work per step the GPU cannot overlap
   double cpu_cores = 1;                             // cores a job keeps busy when it runs at full speed
@@ -41,6 +44,7 @@ struct StepKernel {
   double launches = 1;  // kernel launches it stands for (host dispatch each)
   Bytes bytes;       // memory traffic
   bool memory_bound = false;
+  bool host_waits = false;  // the host reads its result before the next launch (a mid-step `.item()`)
 };
 
 /// The kernels of one training step of `models` identical copies fused into one (HFTA: grouped

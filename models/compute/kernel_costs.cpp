@@ -10,9 +10,6 @@ namespace sp::models {
 
 namespace {
 
-// Bytes of one operand element: what a memory-bound GEMM streams.
-double element_bytes(const std::string& dtype) { return dtype == "fp8" ? 1.0 : dtype == "fp32" ? 4.0 : 2.0; }
-
 double pow2_at_least(double x) { return std::exp2(std::ceil(std::log2(std::max(1.0, x)))); }
 
 // Split-K factors a library tries; a split keeps at least this many k steps per part.
@@ -45,7 +42,8 @@ double trend_seconds(const Accelerator& a, const std::string& dt, const GemmShap
   const double per_unit_rate = peak * rate.efficiency_max / c.parallel_units;
   const double bytes =
       s.batch * ((s.m * s.k / s.a_reuse + s.k * s.n / s.b_reuse) * element_bytes(dt) + s.m * s.n * 2.0 / s.c_reuse);
-  const double bandwidth = a.memory_bandwidth.value() * c.memory_efficiency;
+  const double bandwidth =
+      a.memory_bandwidth.value() * c.memory_efficiency * (s.strided ? c.strided_access_fraction : 1.0);
   double best = std::numeric_limits<double>::infinity();
   for (int split : kSplits) {
     if (split > 1 && s.k / split < kMinSplitDepth) break;
@@ -60,7 +58,7 @@ double trend_seconds(const Accelerator& a, const std::string& dt, const GemmShap
 
 double correction_log(const KernelCosts& c, const std::string& dt, const GemmShape& s) {
   const std::vector<MeasuredGemm>* rows = for_dtype(c.measured, dt);
-  if (rows == nullptr || s.batch != 1) return 0;  // measured shapes are single products
+  if (rows == nullptr || s.batch != 1 || s.strided) return 0;  // measured shapes: single aligned products
   if (dt == "fp8" && c.measured.count("fp8") == 0) return 0;  // a 16-bit table says nothing of fp8
   double weighted = 0, weights = kPriorWeight;
   for (const MeasuredGemm& g : *rows) {
@@ -73,6 +71,8 @@ double correction_log(const KernelCosts& c, const std::string& dt, const GemmSha
 }
 
 }  // namespace
+
+double element_bytes(const std::string& dtype) { return dtype == "fp8" ? 1.0 : dtype == "fp32" ? 4.0 : 2.0; }
 
 std::string gemm_dtype(const Accelerator& a, const std::string& dtype) {
   const std::vector<std::string> order = dtype == "fp8"    ? std::vector<std::string>{"fp8", "bf16", "fp16"}
@@ -93,8 +93,9 @@ Duration gemm_time(const Accelerator& a, const std::string& dtype, const GemmSha
   return seconds(trend_seconds(a, dt, s) * std::exp(correction_log(a.compute, dt, s)));
 }
 
-Duration stream_time(const Accelerator& a, Bytes bytes, double kernels) {
-  const BytesPerSecond achievable = a.memory_bandwidth * a.compute.memory_efficiency;
+Duration stream_time(const Accelerator& a, Bytes bytes, double kernels, bool strided) {
+  const BytesPerSecond achievable =
+      a.memory_bandwidth * (a.compute.memory_efficiency * (strided ? a.compute.strided_access_fraction : 1.0));
   return scale(a.compute.kernel_latency, kernels) + bytes / achievable;
 }
 

@@ -8,7 +8,11 @@
 // rate per unit. The library picks the split that finishes first, as cuBLAS's heuristics do.
 //   t = kernel_latency + waves x 2 tile_m tile_n (k/split + k_overhead) / (peak x efficiency_max / units)
 // bounded below by the kernel's operand and result bytes at the achievable memory bandwidth. A
-// memory-bound (element-wise) kernel costs kernel_latency + bytes / (bandwidth x memory_efficiency).
+// memory-bound (element-wise) kernel costs kernel_latency + bytes / (bandwidth x memory_efficiency),
+// and strided_access_fraction of that bandwidth where its accesses cannot be 16-byte vectors: a
+// per-channel pass over NCHW activations (bias add, batch norm, channel sums, pooling) or a GEMM
+// whose contiguous dimension is not a multiple of 16 bytes (the libraries then pick 2-element
+// "align2" kernels).
 // The latency is a time per kernel, not a fraction of FLOPs, so it does not shrink on a faster
 // chip: it is what makes small per-accelerator batches slow.
 //
@@ -33,6 +37,7 @@ struct GemmShape {
   // convolution reads its input (and writes its input gradient) once, not as the im2col matrix
   // of kernel-area copies the product multiplies (ops.hpp, Op::input_reuse).
   double a_reuse = 1, b_reuse = 1, c_reuse = 1;
+  bool strided = false;  // operands without 16-byte vector accesses (see strided_access_fraction)
   Flops flops() const { return Flops(2 * m * n * k * batch); }
 };
 
@@ -55,11 +60,20 @@ struct KernelCosts {
   int tile_m = 128, tile_n = 128;
   Duration kernel_latency = microseconds(2);
   double memory_efficiency = 0.85;  // achieved / peak bandwidth of a streaming kernel
+  // What a kernel without 16-byte vector accesses achieves, as a share of a vectorised one's
+  // bandwidth. Measured: PointNet's step on an H200 (PyTorch 2.11; calibration/data/colocation/
+  // h200_pointnet_kernels.csv, step 2): the median over its 1,024-channel bias add, BatchNorm,
+  // max-pool, bias-gradient sum and align2 forward GEMM (1.25 TB/s) over its ReLU of the same
+  // tensor (4.01 TB/s, 0.84 of the peak: memory_efficiency's level); assumed for other GPUs.
+  double strided_access_fraction = 0.311;
   std::map<std::string, GemmRate> gemm;                        // by dtype
   std::map<std::string, std::vector<MeasuredGemm>> measured;  // by dtype
 };
 
 struct Accelerator;
+
+/// Bytes of one element of `dtype` (fp8 1, fp32 4, else 2).
+double element_bytes(const std::string& dtype);
 
 /// The dtype whose GEMM data applies to `dtype` on `a` (fp8 -> bf16 -> fp16 where missing),
 /// matching Accelerator::training_peak's fallbacks; empty when the accelerator has no peak for it.
@@ -69,8 +83,8 @@ std::string gemm_dtype(const Accelerator& a, const std::string& dtype);
 Duration gemm_time_modelled(const Accelerator& a, const std::string& dtype, const GemmShape& s);
 /// One GEMM kernel: the trend, corrected by the accelerator's measured shapes where it has them.
 Duration gemm_time(const Accelerator& a, const std::string& dtype, const GemmShape& s);
-/// `kernels` memory-bound kernels moving `bytes` in all.
-Duration stream_time(const Accelerator& a, Bytes bytes, double kernels);
+/// `kernels` memory-bound kernels moving `bytes` in all, `strided` without vector accesses.
+Duration stream_time(const Accelerator& a, Bytes bytes, double kernels, bool strided = false);
 
 /// Recomputes each measured shape's log(measured / trend): after parsing, and whenever the trend's
 /// parameters or the peaks change.

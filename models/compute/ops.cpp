@@ -1,6 +1,7 @@
 #include "models/compute/ops.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace sp::models {
 
@@ -41,12 +42,20 @@ void expand_matmul(const Op& op, const Shard& s, Pass pass, const std::string& d
   for (double per_sample : rows) {
     const double m = per_sample * s.samples / s.cp;
     const double r = op.input_reuse;
+    // NCHW: a sample's positions are the contiguous run; 16-byte vectors need a multiple of them.
+    const double vector = 16 / element_bytes(dtype);
+    const bool strided = op.nchw && std::fmod(per_sample, vector) != 0;
+    const auto shape = [&](double gm, double gn, double gk, double ra, double rb, double rc) {
+      GemmShape g{gm, gn, gk, op.groups, ra, rb, rc};
+      g.strided = strided;
+      return g;
+    };
     if (pass == Pass::forward) {
-      add_gemm(out, GemmShape{m, n, k, op.groups, r, 1, 1}, dtype);
+      add_gemm(out, shape(m, n, k, r, 1, 1), dtype);
       continue;
     }
-    if (op.input_gradient) add_gemm(out, GemmShape{m, k, n, op.groups, 1, 1, r}, dtype);
-    if (s.trains_weights && !op.frozen) add_gemm(out, GemmShape{n, k, m, op.groups, 1, r, 1}, dtype);
+    if (op.input_gradient) add_gemm(out, shape(m, k, n, 1, 1, r), dtype);
+    if (s.trains_weights && !op.frozen) add_gemm(out, shape(n, k, m, 1, r, 1), dtype);
   }
 }
 
@@ -95,6 +104,7 @@ std::vector<Kernel> expand(const Op& op, const Shard& s, Pass pass, const std::s
                     split +
                 (fwd ? op.forward_bytes_per_parameter : op.backward_bytes_per_parameter) * (s.parameters / s.tp);
       k.count = fwd ? op.forward_kernels : op.backward_kernels;
+      k.strided = op.strided;
       k.dtype = dtype;
       if (k.count > 0 || k.bytes.value() > 0) out.push_back(k);
       break;
@@ -150,8 +160,13 @@ Op parse_op(const config::ConfigNode& n) {
       if (auto r = n.find("rows_per_sample")) op.rows_per_sample.push_back(r->as_positive_number());
       break;
     case OpKind::conv: {
-      n.expect_only({"conv", "in", "out", "kernel", "stride", "groups", "positions", "frozen", "input_gradient",
-                     "precision"});
+      n.expect_only({"conv", "in", "out", "kernel", "stride", "groups", "positions", "layout", "frozen",
+                     "input_gradient", "precision"});
+      if (auto l = n.find("layout")) {
+        const std::string v = l->as_string();
+        if (v != "nchw" && v != "nhwc") l->fail("unknown layout '" + v + "'", "valid: nhwc (channels last), nchw");
+        op.nchw = v == "nchw";
+      }
       const double in = count("in"), out = count("out");
       double kernel_area = 1;
       const config::ConfigNode kn = n.at("kernel");
@@ -200,7 +215,13 @@ Op parse_op(const config::ConfigNode& n) {
       if (auto k = n.find("keys")) op.keys = k->as_positive_number();
       break;
     case OpKind::elementwise: {
-      n.expect_only({"elementwise", "region", "per_token", "per_sample", "per_parameter", "kernels", "precision"});
+      n.expect_only({"elementwise", "region", "per_token", "per_sample", "per_parameter", "kernels", "access",
+                     "precision"});
+      if (auto a = n.find("access")) {
+        const std::string v = a->as_string();
+        if (v != "vector" && v != "strided") a->fail("unknown access '" + v + "'", "valid: vector (default), strided");
+        op.strided = v == "strided";
+      }
       if (auto r = n.find("region")) {
         const std::string region = r->as_string();
         if (region != "tensor" && region != "sequence") r->fail("unknown region '" + region + "'", "valid: tensor, sequence");

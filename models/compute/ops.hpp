@@ -51,6 +51,11 @@ struct Op {
   // elementwise: bytes moved and kernels launched per pass; in the tensor-parallel region (on
   // TP-split activations) TP splits them always, elsewhere only under sequence parallelism
   bool tensor_region = false;
+  // elementwise: `access: strided`, passes without 16-byte vector accesses (per channel over NCHW
+  // activations); conv: `layout: nchw`, whose contiguous dimension is the positions, so a GEMM over
+  // positions that are not a multiple of 16 bytes is strided (channels-last, the default, never is)
+  bool strided = false;
+  bool nchw = false;
   Bytes forward_bytes_per_token, backward_bytes_per_token;
   Bytes forward_bytes_per_sample, backward_bytes_per_sample;
   Bytes forward_bytes_per_parameter, backward_bytes_per_parameter;  // of the layer group instance
@@ -77,6 +82,7 @@ struct Kernel {
   GemmShape shape;       // gemm, attention (one of its products: queries x keys x head_dim)
   double work = 1;       // attention: products of that shape per kernel (2 forward, 5 backward in all)
   Bytes bytes;           // stream
+  bool strided = false;  // stream: without vector accesses
   double count = 1;      // identical kernels
   std::string dtype;
   Flops model_flops;     // as the workload counts them (all kernels of this entry)

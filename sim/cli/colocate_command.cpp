@@ -127,6 +127,12 @@ int colocate_validate_bench(const ColocateOptions& o) {
                   t.column("model_speedup").values[i], 100 * t.column("error").values[i], t.column("use").text[i].c_str());
     }
     const ColocationSpec defaults;
+    if (!derived.slice_measured) {
+      std::printf("derived from the measurements: host cost per launch %.2f us; time slice %.0f us and switch %.0f us "
+                  "assumed (the H100's: the file has no queued_long or probe rows)\n",
+                  to_seconds(derived.launch_cost) * 1e6, to_seconds(derived.time_slice) * 1e6,
+                  to_seconds(derived.switch_cost) * 1e6);
+    } else
     std::printf("derived from the measurements: host cost per launch %.2f us, time slice %.0f us, switch %.0f us "
                 "(the scenarios' defaults: %.0f us, %.0f us)\n",
                 to_seconds(derived.launch_cost) * 1e6, to_seconds(derived.time_slice) * 1e6,

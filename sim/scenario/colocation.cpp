@@ -79,7 +79,7 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
   if (s.accelerator.context_memory) s.context_memory = *s.accelerator.context_memory;  // unless sharing says
   s.accelerator.peak_for("fp16", root.at("accelerator"));
   if (auto h = root.find("host")) {
-    h->expect_only({"cores", "power"});
+    h->expect_only({"cores", "power", "dispatch_per_kernel"});
     if (auto c = h->find("cores")) {
       s.host_cores = c->as_positive_number();
       if (s.host_cores > 4096) c->fail("must be at most 4096");
@@ -90,8 +90,16 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
     }
   }
   const config::ConfigNode job = root.at("job");
+  // A launch's host cost is the host CPU's: the workload file's figure was measured on one host.
+  std::optional<Duration> dispatch;
+  if (auto h = root.find("host"); h && h->has("dispatch_per_kernel")) {
+    const config::ConfigNode d = h->at("dispatch_per_kernel");
+    dispatch = d.as_nonnegative_duration();
+    if (*dispatch > seconds(0.1)) d.fail("must be at most 100 ms a launch");
+  }
   job.expect_only({"workload", "batch", "steps", "epochs", "host_per_step", "cpu_cores"});
   s.workload = small_workload(job.at("workload"));
+  if (dispatch) s.workload.dispatch_per_kernel = *dispatch;
   // The input pipeline is the run's, not the model's: data already on the GPU costs no host time a
   // step and needs no loader workers, a loader of text files a lot of both.
   if (auto x = job.find("host_per_step")) s.workload.host_per_step = x->as_nonnegative_duration();

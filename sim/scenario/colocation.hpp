@@ -109,7 +109,10 @@ output::Table validate_colocation(const std::string& published_csv, const models
 /// (the queued_long loop's loss against one job at a time) and the time slice (the probe's longest
 /// wait beside long kernels, less a switch and its round trip alone).
 struct TimeSlicingDerivation {
-  Duration launch_cost, time_slice, switch_cost;
+  Duration launch_cost, time_slice = models::kMeasuredTimeSlice, switch_cost = models::kMeasuredSwitchCost;
+  // false where the file has no queued_long or probe rows: the slice and switch are then the
+  // H100's (the scenarios' defaults), and the file's other loops check them on its own GPU
+  bool slice_measured = false;
 };
 TimeSlicingDerivation derive_time_slicing(const config::CsvTable& bench, Duration kernel_latency);
 

@@ -118,6 +118,13 @@ TimeSlicingDerivation derive_time_slicing(const config::CsvTable& t, Duration ke
                            t.number(r, "gap_us").value_or(0);
   if (!(launch_us >= 0)) t.fail(r, "makespan_s", "too short for its launches, gaps and kernel: no host time is left per launch");
   d.launch_cost = seconds(launch_us * 1e-6);
+  const auto has = [&](const char* kind, const char* name) {
+    for (std::size_t i = 0; i < t.rows(); ++i) {
+      if (t.cell(i, "kind") == kind && t.cell(i, "case") == name && t.cell(i, "sharing") == "time_slicing") return true;
+    }
+    return false;
+  };
+  if (!has("colocation", "queued_long") && !has("probe", "beside_long_kernels")) return d;
   // Streams that never run dry switch at each slice's end: W of work per step costs W + n switches,
   // n = ceil(W / slice). A short kernel beside long ones waits the slice's remainder and a switch,
   // at most slice + switch beyond its round trip alone. Both together, by fixed point on n.
@@ -143,6 +150,7 @@ TimeSlicingDerivation derive_time_slicing(const config::CsvTable& t, Duration ke
     if (next == switches) {
       d.time_slice = seconds((waits - switch_us) * 1e-6);
       d.switch_cost = seconds(switch_us * 1e-6);
+      d.slice_measured = true;
       return d;
     }
     switches = next;

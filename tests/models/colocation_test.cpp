@@ -163,6 +163,50 @@ TEST(Colocation, FusedModelsBatchTheirProductsAndStreams) {
   EXPECT_EQ(training_memory(w, 64, 2).value(), 2 * training_memory(w, 64, 1).value());
 }
 
+TEST(Colocation, TheHostWaitsForAKernelWhoseResultItReads) {
+  // Two 0.5 ms kernels a step, 0.2 ms of dispatch each. Launched back to back: the first runs
+  // 0.2-0.7, the second was queued at 0.4 and runs 0.7-1.2. If the host reads the first's result
+  // (GradScaler's overflow check), it launches the second only at 0.7 + 0.2 = 0.9: 1.4 ms.
+  std::vector<StepKernel> k(2);
+  for (StepKernel& x : k) {
+    x.alone = seconds(0.5e-3);
+    x.width = 100;
+  }
+  ColocatedJob j = job(k);
+  j.dispatch_per_launch = seconds(0.2e-3);
+  EXPECT_NEAR(ms(simulate_colocation({j}, device(DeviceSharing::Mode::exclusive, 1)).makespan), 1.2, 1e-9);
+  k[0].host_waits = true;
+  EXPECT_NEAR(ms(simulate_colocation({j}, device(DeviceSharing::Mode::exclusive, 1)).makespan), 1.4, 1e-9);
+}
+
+TEST(Colocation, AnEntryOfSeveralKernelsLaunchesEachBeforeItRuns) {
+  // An element-wise entry of 3 kernels becomes 3 launches of a third of its time and bytes each,
+  // so the device idles between them as the host dispatches; fp16 (autocast with a GradScaler)
+  // makes the host wait on the optimizer's first kernel, its overflow check.
+  SmallWorkload w;
+  w.parameters = 1000;
+  Op ew;
+  ew.kind = OpKind::elementwise;
+  ew.forward_bytes_per_sample = Bytes(3e6);
+  ew.forward_kernels = 3;
+  w.ops = {ew};
+  w.optimizer_kernels = 2;
+  const Accelerator a = testing::simple_platform().accelerator;
+  const auto k = step_kernels(w, a, 1);
+  ASSERT_EQ(k.size(), 5u);  // 3 forward, none backward (no backward bytes or kernels), 2 optimizer
+  const Duration whole = stream_time(a, Bytes(3e6), 3);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(to_seconds(k[i].alone), to_seconds(whole) / 3, 1e-15);
+    EXPECT_DOUBLE_EQ(k[i].bytes.value(), 1e6);
+    EXPECT_DOUBLE_EQ(k[i].launches, 1.0);
+    EXPECT_FALSE(k[i].host_waits);
+  }
+  EXPECT_TRUE(k[3].host_waits);
+  EXPECT_FALSE(k[4].host_waits);
+  w.precision = "bf16";  // no loss scaling, no read-back
+  EXPECT_FALSE(step_kernels(w, a, 1)[3].host_waits);
+}
+
 TEST(Colocation, EarlyStoppingEndsTheJobsThatRankLowAtAMilestone) {
   // Four jobs one after another (admission 1), 9 steps of one 1 ms kernel each, one milestone at
   // step 3 (grace 1/3, reduction 3: the next, 9, is the end). A job goes on if its quality is at

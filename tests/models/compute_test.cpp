@@ -110,6 +110,43 @@ TEST(KernelCosts, SmallKernelsCostTheirLatencyNotAFractionOfFlops) {
   EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 100)), 201.25, 1e-6);
 }
 
+TEST(KernelCosts, StridedPassesGetAShareOfTheBandwidth) {
+  // 1 MB in one kernel at 0.8 TB/s: 2 + 1.25 us vectorised; strided at a quarter of that
+  // bandwidth, 2 + 5 us.
+  Accelerator a = toy();
+  a.compute.strided_access_fraction = 0.25;
+  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1)), 3.25, 1e-9);
+  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, true)), 7.0, 1e-9);
+  Op ew = op(OpKind::elementwise, "bias_norm");
+  ew.strided = true;
+  ew.forward_bytes_per_sample = Bytes(1e6);
+  ew.forward_kernels = 1;
+  const std::vector<Kernel> k = expand(ew, Shard{}, Pass::forward, "fp16");
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_NEAR(us(kernel_time(k[0], a)), 7.0, 1e-9);
+}
+
+TEST(Ops, NchwConvolutionOverUnalignedPositionsIsStrided) {
+  // A 1x1 convolution 64 -> 64 over 2,500 positions of one sample in NCHW: the positions are
+  // the contiguous run, 2,500 x 2 B is not a multiple of 16 B, so the GEMM has no vector access.
+  // m = 2,500, n = k = 64: 20 tiles of 128 x 64 in one wave, 2 x 128 x 64 x (64 + 64) / 5e12 =
+  // 0.42 us of arithmetic; it moves (2,500 x 64 + 64 x 64) x 2 B in and 2,500 x 64 x 2 B out,
+  // 648,192 B, at a quarter of 0.8 TB/s: 3.241 us, + 2 us latency. At 2,496 positions (a
+  // multiple of 8) or in channels-last it is an ordinary GEMM: 647,168 B at 0.8 TB/s = 0.809 us.
+  Accelerator a = toy();
+  a.compute.strided_access_fraction = 0.25;
+  const auto first = [&](const char* yaml) {
+    return expand(parse_op(config::load_string(yaml, "op.yaml")), Shard{}, Pass::forward, "bf16").at(0);
+  };
+  const Kernel odd = first("{conv: c, in: 64, out: 64, kernel: 1, positions: [2500], layout: nchw}");
+  EXPECT_TRUE(odd.shape.strided);
+  EXPECT_NEAR(us(kernel_time(odd, a)), 2 + 648192 / 0.2e12 * 1e6, 1e-6);
+  const Kernel even = first("{conv: c, in: 64, out: 64, kernel: 1, positions: [2496], layout: nchw}");
+  EXPECT_FALSE(even.shape.strided);
+  EXPECT_NEAR(us(kernel_time(even, a)), 2 + 647168 / 0.8e12 * 1e6, 1e-6);
+  EXPECT_FALSE(first("{conv: c, in: 64, out: 64, kernel: 1, positions: [2500]}").shape.strided);
+}
+
 TEST(KernelCosts, MeasuredShapesCorrectTheTrendNearThemOnly) {
   // A measurement twice the trend at 1024^3: there the model gives 2 / (1 + 0.05) of the way in
   // log space; at 8192^3 (3 octaves away in every dimension) the weight exp(-27/0.5) vanishes.
@@ -298,6 +335,10 @@ TEST(Ops, ParseErrorsNameTheKey) {
             std::string::npos);
   EXPECT_NE(bad("{gemm: q, attention: a, n: 8, k: 8}").find("exactly one of"), std::string::npos);
   EXPECT_NE(bad("{elementwise: e, kernels: {forward: 1, backward: 1}, region: middle}").find("unknown region"),
+            std::string::npos);
+  EXPECT_NE(bad("{elementwise: e, kernels: {forward: 1, backward: 1}, access: gather}").find("unknown access 'gather'"),
+            std::string::npos);
+  EXPECT_NE(bad("{conv: c, in: 8, out: 8, kernel: 1, positions: [4], layout: nhcw}").find("unknown layout 'nhcw'"),
             std::string::npos);
   const std::string per_family =
       bad("{attention: a, heads: 8, head_dim: 64, context_parallel_precision: {default: bf16, blackwell: fp4}}");
