@@ -69,6 +69,7 @@ struct Loop {  // one worker's synthetic training loop
   double gap_us = 0;
   long long steps = 1, start_ns = 0;
   bool probe = false;  // synchronise after every launch and record its round trip
+  double hold_mib = 0;  // allocated and written before the warm-up: a context's footprint
 };
 
 void prepare(float** out, cudaStream_t* stream) {
@@ -83,6 +84,12 @@ int worker(const Loop& l) {
   float* out = nullptr;
   cudaStream_t s = nullptr;
   prepare(&out, &s);
+  void* held = nullptr;
+  if (l.hold_mib > 0) {
+    const size_t bytes = static_cast<size_t>(l.hold_mib * 1048576.0);
+    CHECK(cudaMalloc(&held, bytes));
+    CHECK(cudaMemsetAsync(held, 1, bytes, s));
+  }
   fma_work<<<l.width, kThreads, kSharedBytes, s>>>(out, l.iterations);  // warm-up: module load
   CHECK(cudaStreamSynchronize(s));
   const long long ready = now_ns();
@@ -179,8 +186,11 @@ int main(int argc, char** argv) {
   app.add_option("--seconds", seconds, "internal");
   app.add_option("--gemm-size", gemm_size, "internal")->check(CLI::Range(256, 16384));
   app.add_flag("--no-memory", o.no_memory, "skip the memory-per-context phase");
+  app.add_option("--hold-mib", o.hold_mib, "device memory each co-location worker allocates and writes first (MiB)")
+      ->check(CLI::Range(0.0, 1e6));
   try {
     app.parse(argc, argv);
+    l.hold_mib = o.hold_mib;
     if (role == "worker") return worker(l);
     if (role == "calibrate") return calibrate();
     if (role == "hold") return hold(seconds);

@@ -17,6 +17,7 @@ struct Options {
   std::vector<int> jobs = {1, 2, 4, 8};
   std::vector<std::string> cases;  // empty: all
   double job_seconds = 0.6;
+  double hold_mib = 0;  // device memory each co-location worker allocates and touches first
   bool no_colocation = false, no_power = false, no_probe = false, no_memory = false;
 };
 
@@ -258,7 +259,9 @@ int drive(const Options& o, const char* self) {
     const long long steps = std::max(1L, std::lround(o.job_seconds * 1e6 / (c.launches * (c.kernel_us + c.gap_us))));
     const std::vector<std::string> loop = {"--width", std::to_string(width), "--iterations", iterations(c.kernel_us),
                                            "--launches", std::to_string(c.launches), "--gap-us", fmt(c.gap_us),
-                                           "--steps", std::to_string(steps)};
+                                           "--steps", std::to_string(steps), "--hold-mib", fmt(o.hold_mib, "%.0f")};
+    // A loop run with held memory is another case: its name says how much.
+    const std::string name = o.hold_mib > 0 ? std::string(c.name) + "_hold" + fmt(o.hold_mib, "%.0f") + "mib" : c.name;
     double one = NAN;
     for (int k : o.jobs) {
       const auto r = together(std::vector<std::vector<std::string>>(k, loop), 1.5 + 0.2 * k);
@@ -272,7 +275,7 @@ int drive(const Options& o, const char* self) {
       }
       const double makespan = (t1 - t0) * 1e-9;
       if (k == 1) one = makespan;
-      row("colocation", c.name, k, width, c.kernel_us, c.gap_us, c.launches, steps, makespan, sum / k, k * one,
+      row("colocation", name, k, width, c.kernel_us, c.gap_us, c.launches, steps, makespan, sum / k, k * one,
           measure(samples, t0, t1), NAN, NAN, NAN, late);
     }
   }

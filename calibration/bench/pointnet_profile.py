@@ -187,6 +187,8 @@ def main():
     a.add_argument("--models", default="1,2,4,8,16", type=lambda s: [int(v) for v in s.split(",")])
     a.add_argument("--trace-steps", default=5, type=int)
     a.add_argument("--timed-steps", default=100, type=int)
+    a.add_argument("--trace-models", default=0, type=int,
+                   help="also write the fused step's kernels at this B (pointnet_fused<B>_kernels.csv)")
     args = a.parse_args()
     import torch
     torch.backends.cudnn.benchmark = True
@@ -227,6 +229,8 @@ def main():
         row["kernels_per_step"] = len(rows) / n
         row["gpu_kernel_ms_per_step"] = round(sum(r["duration_us"] for r in rows) / n / 1e3, 4)
         print(f"B={B}: {row['kernels_per_step']:.0f} kernels, {row['gpu_kernel_ms_per_step']} ms a step", flush=True)
+        if B and B == args.trace_models:
+            write_csv(os.path.join(args.out, f"pointnet_fused{B}_kernels.csv"), rows)
         if B == 0:
             write_csv(os.path.join(args.out, "pointnet_kernels.csv"), rows)
             by_name = {}

@@ -95,7 +95,23 @@ std::vector<StepKernel> step_kernels(const SmallWorkload& w, const Accelerator& 
     // Backward runs the ops in reverse.
     for (std::size_t i = 0; i < w.ops.size(); ++i) {
       const Op& op = w.ops[pass == Pass::forward ? i : w.ops.size() - 1 - i];
-      for (const Kernel& k : expand(op, s, pass, w.precision)) add(k);
+      for (Kernel k : expand(op, s, pass, w.precision)) {
+        if (models > 1 && k.nchw_activation_bytes.value() > 0) {
+          // Fused copies make an NCHW convolution grouped, which cuDNN runs only channels-last: it
+          // transposes the two activations in and the result back (read and write each, strided)
+          // around a channels-last GEMM, which has its vector accesses (measured: HFTA's fused
+          // PointNet on an H200, h200_pointnet_fused4_kernels.csv: nchwToNhwc and nhwcToNchw
+          // kernels, sm90 implicit GEMMs).
+          Kernel transpose;
+          transpose.kind = Kernel::Kind::stream;
+          transpose.strided = true;
+          transpose.bytes = k.nchw_activation_bytes * 2.0;
+          transpose.count = 2;
+          add(transpose);
+          k.shape.strided = false;
+        }
+        add(k);
+      }
     }
   }
   Kernel opt;

@@ -50,12 +50,19 @@ void expand_matmul(const Op& op, const Shard& s, Pass pass, const std::string& d
       g.strided = strided;
       return g;
     };
+    // Each of the three products touches the same two activations: the input (im2col-reduced) and
+    // the output (or their gradients).
+    const Bytes activations((m * n + m * k / r) * op.groups * element_bytes(dtype));
+    const auto gemm = [&](GemmShape g) {
+      add_gemm(out, g, dtype);
+      if (op.nchw) out.back().nchw_activation_bytes = activations;
+    };
     if (pass == Pass::forward) {
-      add_gemm(out, shape(m, n, k, r, 1, 1), dtype);
+      gemm(shape(m, n, k, r, 1, 1));
       continue;
     }
-    if (op.input_gradient) add_gemm(out, shape(m, k, n, 1, 1, r), dtype);
-    if (s.trains_weights && !op.frozen) add_gemm(out, shape(n, k, m, 1, r, 1), dtype);
+    if (op.input_gradient) gemm(shape(m, k, n, 1, 1, r));
+    if (s.trains_weights && !op.frozen) gemm(shape(n, k, m, 1, r, 1));
   }
 }
 

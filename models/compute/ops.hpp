@@ -83,6 +83,10 @@ struct Kernel {
   double work = 1;       // attention: products of that shape per kernel (2 forward, 5 backward in all)
   Bytes bytes;           // stream
   bool strided = false;  // stream: without vector accesses
+  // gemm from a `layout: nchw` convolution: its activation operands' bytes (input and output, or
+  // both inputs for the weight gradient), which a grouped convolution transposes to channels-last
+  // and back (cuDNN has no NCHW kernels for groups: small_workload.cpp's fused copies)
+  Bytes nchw_activation_bytes;
   double count = 1;      // identical kernels
   std::string dtype;
   Flops model_flops;     // as the workload counts them (all kernels of this entry)

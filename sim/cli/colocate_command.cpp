@@ -129,7 +129,7 @@ int colocate_validate_bench(const ColocateOptions& o) {
     const ColocationSpec defaults;
     if (!derived.slice_measured) {
       std::printf("derived from the measurements: host cost per launch %.2f us; time slice %.0f us and switch %.0f us "
-                  "assumed (the H100's: the file has no queued_long or probe rows)\n",
+                  "assumed (the H100's: the file lacks the queued_long and probe rows that give them)\n",
                   to_seconds(derived.launch_cost) * 1e6, to_seconds(derived.time_slice) * 1e6,
                   to_seconds(derived.switch_cost) * 1e6);
     } else

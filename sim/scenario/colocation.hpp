@@ -110,7 +110,7 @@ output::Table validate_colocation(const std::string& published_csv, const models
 /// wait beside long kernels, less a switch and its round trip alone).
 struct TimeSlicingDerivation {
   Duration launch_cost, time_slice = models::kMeasuredTimeSlice, switch_cost = models::kMeasuredSwitchCost;
-  // false where the file has no queued_long or probe rows: the slice and switch are then the
+  // false where the file lacks queued_long or probe rows: the slice and switch are then the
   // H100's (the scenarios' defaults), and the file's other loops check them on its own GPU
   bool slice_measured = false;
 };

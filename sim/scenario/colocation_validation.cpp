@@ -124,7 +124,8 @@ TimeSlicingDerivation derive_time_slicing(const config::CsvTable& t, Duration ke
     }
     return false;
   };
-  if (!has("colocation", "queued_long") && !has("probe", "beside_long_kernels")) return d;
+  // Both are needed for the fixed point; without either the H100's constants stay.
+  if (!has("colocation", "queued_long") || !has("probe", "beside_long_kernels")) return d;
   // Streams that never run dry switch at each slice's end: W of work per step costs W + n switches,
   // n = ceil(W / slice). A short kernel beside long ones waits the slice's remainder and a switch,
   // at most slice + switch beyond its round trip alone. Both together, by fixed point on n.
@@ -233,7 +234,7 @@ output::Table validate_sharing_bench(const std::string& bench_csv, const models:
     name.push_back(t.cell(i, "case"));
     sharing.push_back(mode);
     use.push_back(k == 1                                                 ? "reference (K = 1)"
-                  : name.back() == "queued_long" && mode == "time_slicing" ? "derives switch_cost"
+                  : name.back() == "queued_long" && mode == "time_slicing" && derived.slice_measured ? "derives switch_cost"
                                                                             : "validation");
     jobs.values.push_back(static_cast<double>(k));
     width.values.push_back(kernel.width);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "models/colocation/colocation_sim.hpp"
+#include "models/compute/compute_model.hpp"
+#include "sim/config/loader.hpp"
 #include "test_fixtures.hpp"
 
 namespace sp::models {
@@ -196,7 +198,7 @@ TEST(Colocation, AnEntryOfSeveralKernelsLaunchesEachBeforeItRuns) {
   ASSERT_EQ(k.size(), 5u);  // 3 forward, none backward (no backward bytes or kernels), 2 optimizer
   const Duration whole = stream_time(a, Bytes(3e6), 3);
   for (int i = 0; i < 3; ++i) {
-    EXPECT_NEAR(to_seconds(k[i].alone), to_seconds(whole) / 3, 1e-15);
+    EXPECT_NEAR(to_seconds(k[i].alone), to_seconds(whole) / 3, 1e-12);  // whole picoseconds
     EXPECT_DOUBLE_EQ(k[i].bytes.value(), 1e6);
     EXPECT_DOUBLE_EQ(k[i].launches, 1.0);
     EXPECT_FALSE(k[i].host_waits);
@@ -205,6 +207,37 @@ TEST(Colocation, AnEntryOfSeveralKernelsLaunchesEachBeforeItRuns) {
   EXPECT_FALSE(k[4].host_waits);
   w.precision = "bf16";  // no loss scaling, no read-back
   EXPECT_FALSE(step_kernels(w, a, 1)[3].host_waits);
+}
+
+TEST(Colocation, FusedNchwConvolutionsTransposeTheirActivations) {
+  // A 1x1 convolution 64 -> 64 over 2,500 positions in NCHW, one sample, forward only. Alone it
+  // is one strided GEMM (2,500 x 2 B is not a multiple of 16 B). Two fused copies make it
+  // grouped: two transposes first, moving its input and output, (2,500 x 64 + 2,500 x 64) x 2 B =
+  // 640 kB, read and written (x 2) for both copies (x 2): 2.56 MB at the strided rate in two
+  // launches of 1.28 MB; then the GEMM of two products, channels-last, not strided.
+  SmallWorkload w;
+  w.parameters = 4160;
+  w.ops = {parse_op(config::load_string("{conv: c, in: 64, out: 64, kernel: 1, positions: [2500], layout: nchw, "
+                                        "input_gradient: false}",
+                                        "op.yaml"))};
+  w.ops[0].frozen = true;  // no weight gradient: forward only
+  w.precision = "bf16";    // no GradScaler read-back
+  const Accelerator a = testing::simple_platform().accelerator;
+  const auto one = step_kernels(w, a, 1, 1), two = step_kernels(w, a, 1, 2);
+  ASSERT_EQ(one.size(), 1u + 4u);  // the GEMM, then the optimizer's 4 launches
+  ASSERT_EQ(two.size(), 3u + 4u);
+  const Duration transposes = stream_time(a, Bytes(2.56e6), 2, true);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_DOUBLE_EQ(two[i].bytes.value(), 1.28e6);
+    EXPECT_NEAR(to_seconds(two[i].alone), to_seconds(transposes) / 2, 1e-12);  // whole picoseconds
+    EXPECT_TRUE(two[i].memory_bound);
+  }
+  Kernel gemm = expand(w.ops[0], Shard{}, Pass::forward, "bf16").at(0);
+  EXPECT_TRUE(gemm.shape.strided);
+  EXPECT_NEAR(to_seconds(one[0].alone), to_seconds(kernel_time(gemm, a)), 1e-15);
+  gemm.shape.batch = 2;
+  gemm.shape.strided = false;
+  EXPECT_NEAR(to_seconds(two[2].alone), to_seconds(kernel_time(gemm, a)), 1e-15);
 }
 
 TEST(Colocation, EarlyStoppingEndsTheJobsThatRankLowAtAMilestone) {
