@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""K PointNet-classification trainings sharing one GPU, as HFTA (MLSys 2021) measured them, and the
-profile of one step (CUDA kernels per step, their summed GPU time, the step's wall time).
+"""K small trainings sharing one GPU, as HFTA (MLSys 2021) measured them, and the profile of one
+step (CUDA kernels per step, their summed GPU time, the step's wall time).
 
-PointNet-cls after Qi et al., CVPR 2017 (input transform STN3d, shared MLP 64-128-1024, max pool,
-MLP 512-256-16, no feature transform), batch 32 of 2,500 points, amp (fp16 autocast, GradScaler),
-Adam, random data already on the GPU (no data loader: the host cost is the framework's alone).
+The jobs are small_models.py's: PointNet-cls after Qi et al., CVPR 2017 (input transform STN3d,
+shared MLP 64-128-1024, max pool, MLP 512-256-16, no feature transform), batch 32 of 2,500 points,
+Adam (the default, --model pointnet); ResNet-18 for CIFAR-10, batch 128, SGD with momentum
+(--model resnet18). Both amp (fp16 autocast, GradScaler), random data already on the GPU (no
+data loader: the host cost is the framework's alone).
 Each worker prints 'ready' once warmed up and starts timing when the driver writes 'go' to all.
 
   python3 calibration/bench/pointnet_coloc.py --sharing time_slicing --out pointnet_time_slicing.csv
@@ -17,56 +19,15 @@ import subprocess
 import sys
 import time
 
-
-def build(torch):
-    nn, F = torch.nn, torch.nn.functional
-
-    class STN3d(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.c1, self.c2, self.c3 = nn.Conv1d(3, 64, 1), nn.Conv1d(64, 128, 1), nn.Conv1d(128, 1024, 1)
-            self.f1, self.f2, self.f3 = nn.Linear(1024, 512), nn.Linear(512, 256), nn.Linear(256, 9)
-            self.b = nn.ModuleList(nn.BatchNorm1d(c) for c in (64, 128, 1024, 512, 256))
-
-        def forward(self, x):
-            x = F.relu(self.b[0](self.c1(x)))
-            x = F.relu(self.b[1](self.c2(x)))
-            x = torch.max(F.relu(self.b[2](self.c3(x))), 2)[0]
-            x = F.relu(self.b[4](self.f2(F.relu(self.b[3](self.f1(x))))))
-            eye = torch.eye(3, device=x.device, dtype=x.dtype).flatten()
-            return (self.f3(x) + eye).view(-1, 3, 3)
-
-    class PointNetCls(nn.Module):
-        def __init__(self, k=16):
-            super().__init__()
-            self.stn = STN3d()
-            self.c1, self.c2, self.c3 = nn.Conv1d(3, 64, 1), nn.Conv1d(64, 128, 1), nn.Conv1d(128, 1024, 1)
-            self.b1, self.b2, self.b3 = nn.BatchNorm1d(64), nn.BatchNorm1d(128), nn.BatchNorm1d(1024)
-            self.f1, self.f2, self.f3 = nn.Linear(1024, 512), nn.Linear(512, 256), nn.Linear(256, k)
-            self.b4, self.b5 = nn.BatchNorm1d(512), nn.BatchNorm1d(256)
-            self.drop = nn.Dropout(0.3)
-
-        def forward(self, x):
-            t = self.stn(x)
-            x = torch.bmm(x.transpose(2, 1), t).transpose(2, 1)
-            x = F.relu(self.b1(self.c1(x)))
-            x = F.relu(self.b2(self.c2(x)))
-            x = torch.max(self.b3(self.c3(x)), 2)[0]
-            x = F.relu(self.b4(self.f1(x)))
-            x = F.relu(self.b5(self.drop(self.f2(x))))
-            return F.log_softmax(self.f3(x), dim=1)
-
-    return PointNetCls
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from small_models import JOBS, job  # noqa: E402
 
 
-def worker(steps, profile):
+def worker(steps, profile, name):
     import torch
     torch.backends.cudnn.benchmark = True
-    model = build(torch)().cuda()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model, opt, x, y = job(torch, name)
     scaler = torch.amp.GradScaler("cuda")
-    x = torch.randn(32, 3, 2500, device="cuda")
-    y = torch.randint(0, 16, (32,), device="cuda")
 
     def step():
         opt.zero_grad(set_to_none=True)
@@ -108,7 +69,8 @@ def worker(steps, profile):
 def drive(args):
     rows, one = [], None
     for k in args.jobs:
-        procs = [subprocess.Popen([sys.executable, __file__, "--role", "worker", "--steps", str(args.steps)],
+        procs = [subprocess.Popen([sys.executable, __file__, "--role", "worker", "--steps", str(args.steps),
+                                   "--model", args.model],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(k)]
         for p in procs:
             if p.stdout.readline().strip() != "ready":
@@ -135,8 +97,9 @@ if __name__ == "__main__":
     a.add_argument("--jobs", default="1,2,4", type=lambda s: [int(v) for v in s.split(",")])
     a.add_argument("--steps", default=200, type=int)
     a.add_argument("--out", default="pointnet_coloc.csv")
+    a.add_argument("--model", default="pointnet", choices=sorted(JOBS))
     args = a.parse_args()
     if args.role == "driver":
         drive(args)
     else:
-        worker(args.steps, args.role == "profile")
+        worker(args.steps, args.role == "profile", args.model)

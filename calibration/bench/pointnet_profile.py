@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""One PointNet-classification training step kernel by kernel, and B copies fused into one model as
-HFTA (MLSys 2021) fuses them: what the kernel-level compute model and the `fused` strategy of
-`scalepoint colocate` are checked against.
+"""One training step of a small job (small_models.py: PointNet by default, or --model resnet18)
+kernel by kernel, and B PointNet copies fused into one model as HFTA (MLSys 2021) fuses them: what
+the kernel-level compute model and the `fused` strategy of `scalepoint colocate` are checked
+against.
 
-  python3 calibration/bench/pointnet_profile.py --out DIR [--models 1,2,4,8,16]
+  python3 calibration/bench/pointnet_profile.py --out DIR [--model pointnet] [--models 1,2,4,8,16]
 
-Writes into DIR:
+Writes into DIR (named after --model):
   pointnet_kernels.csv  every CUDA kernel of --trace-steps steps (torch.profiler's trace): the step,
                         its wall time on the host, the kernel's order, name, start on the
                         device and its launch call on the host (both from the step's start),
@@ -29,7 +30,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pointnet_coloc import build  # noqa: E402  the plain model, one definition
+from small_models import JOBS, job  # noqa: E402  the plain models, one definition
 
 
 def build_fused(torch, B, k=16):
@@ -95,15 +96,16 @@ def build_fused(torch, B, k=16):
     return PointNetCls
 
 
-def trainer(torch, B):
-    """A step function for B fused copies (0: the plain model) and the peak-memory probe."""
-    model = (build(torch)() if B == 0 else build_fused(torch, B)()).cuda()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+def trainer(torch, B, name="pointnet"):
+    """A step function for B fused PointNet copies (0: the plain model `name`)."""
+    if B == 0:
+        model, opt, x, y = job(torch, name)
+    else:  # only what the fused copies need on the device: the peak memory is theirs
+        model = build_fused(torch, B)().cuda()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        x = torch.randn(32, 3, 2500, device="cuda").repeat(1, B, 1)
+        y = torch.randint(0, 16, (32,), device="cuda")
     scaler = torch.amp.GradScaler("cuda")
-    x = torch.randn(32, 3, 2500, device="cuda")
-    y = torch.randint(0, 16, (32,), device="cuda")
-    if B:
-        x = x.repeat(1, B, 1)
     nll = torch.nn.functional.nll_loss
 
     def step():
@@ -184,7 +186,9 @@ def write_csv(path, rows):
 def main():
     a = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     a.add_argument("--out", required=True)
-    a.add_argument("--models", default="1,2,4,8,16", type=lambda s: [int(v) for v in s.split(",")])
+    a.add_argument("--model", default="pointnet", choices=sorted(JOBS))
+    a.add_argument("--models", default="1,2,4,8,16", type=lambda s: [int(v) for v in s.split(",") if v],
+                   help="fused widths B (PointNet only; empty: none)")
     a.add_argument("--trace-steps", default=5, type=int)
     a.add_argument("--timed-steps", default=100, type=int)
     a.add_argument("--trace-models", default=0, type=int,
@@ -202,7 +206,7 @@ def main():
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
         try:
-            step = trainer(torch, B)
+            step = trainer(torch, B, args.model)
             for _ in range(20):
                 step()
             wall = timed(step, args.timed_steps)
@@ -221,7 +225,7 @@ def main():
         gc.collect()
 
     for row, B in zip(fused, variants):
-        step = trainer(torch, B)
+        step = trainer(torch, B, args.model)
         for _ in range(20):
             step()
         n = args.trace_steps if B == 0 else 3
@@ -230,19 +234,19 @@ def main():
         row["gpu_kernel_ms_per_step"] = round(sum(r["duration_us"] for r in rows) / n / 1e3, 4)
         print(f"B={B}: {row['kernels_per_step']:.0f} kernels, {row['gpu_kernel_ms_per_step']} ms a step", flush=True)
         if B and B == args.trace_models:
-            write_csv(os.path.join(args.out, f"pointnet_fused{B}_kernels.csv"), rows)
+            write_csv(os.path.join(args.out, f"{args.model}_fused{B}_kernels.csv"), rows)
         if B == 0:
-            write_csv(os.path.join(args.out, "pointnet_kernels.csv"), rows)
+            write_csv(os.path.join(args.out, f"{args.model}_kernels.csv"), rows)
             by_name = {}
             for r in rows:
                 calls, us = by_name.get(r["name"], (0, 0.0))
                 by_name[r["name"]] = (calls + 1, us + r["duration_us"])
-            write_csv(os.path.join(args.out, "pointnet_kernel_summary.csv"),
+            write_csv(os.path.join(args.out, f"{args.model}_kernel_summary.csv"),
                       [{"name": k, "calls_per_step": c / n, "device_us_per_step": round(us / n, 3)}
                        for k, (c, us) in sorted(by_name.items(), key=lambda kv: -kv[1][1])])
         del step
         gc.collect()
-    write_csv(os.path.join(args.out, "pointnet_fused.csv"), fused)
+    write_csv(os.path.join(args.out, f"{args.model}_fused.csv"), fused)
 
 if __name__ == "__main__":
     main()

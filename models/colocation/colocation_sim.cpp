@@ -93,7 +93,7 @@ class Simulation {
 
   void issue_next(std::size_t j) {
     const StepKernel& k = kernel_of(j, s_[j].issued);
-    engine_.schedule_after(scale(jobs_[j].dispatch_per_launch, k.launches * stretch()), [this, j] {
+    engine_.schedule_after(scale(scale(jobs_[j].dispatch_per_launch, k.launches) + k.library_host, stretch()), [this, j] {
       const bool waits = kernel_of(j, s_[j].issued).host_waits;
       s_[j].ready.push_back(s_[j].issued++);
       // A kernel whose result the host reads holds the next launch until it completes (kernel_done).

@@ -54,8 +54,9 @@ SmallWorkload parse_small_workload(const config::ConfigNode& n) {
   for (const auto& o : ops.elements()) w.ops.push_back(parse_op(o));
   if (w.ops.empty()) ops.fail("needs at least one op");
   if (auto h = n.find("host")) {
-    h->expect_only({"dispatch_per_kernel", "per_step", "cpu_cores"});
+    h->expect_only({"dispatch_per_kernel", "library_launch", "per_step", "cpu_cores"});
     if (auto d = h->find("dispatch_per_kernel")) w.dispatch_per_kernel = d->as_duration();
+    if (auto d = h->find("library_launch")) w.library_launch = d->as_nonnegative_duration();
     if (auto d = h->find("per_step")) w.host_per_step = d->as_duration();
     if (auto c = h->find("cpu_cores")) w.cpu_cores = c->as_positive_number();
   }
@@ -88,7 +89,8 @@ std::vector<StepKernel> step_kernels(const SmallWorkload& w, const Accelerator& 
     const double n = std::max(1.0, std::round(k.count));
     sk.alone = sk.alone / n;
     sk.bytes = sk.bytes / n;
-    sk.launches = k.count / n;
+    sk.launches = k.library_launch ? 0.0 : k.count / n;
+    sk.library_host = k.library_launch ? scale(w.library_launch, k.count / n) : Duration::zero();
     for (int i = 0; i < static_cast<int>(n); ++i) out.push_back(sk);
   };
   for (Pass pass : {Pass::forward, Pass::backward}) {

@@ -31,6 +31,10 @@ struct SmallWorkload {
   // workload file may count GradScaler's and its copies too).
   double optimizer_kernels = 4;
   Duration dispatch_per_kernel = microseconds(10);  // host time to launch one kernel (framework + driver)
+  // a kernel a library launches inside an op (cuDNN's): the driver's launch alone. Measured:
+  // scalepoint-coloc-bench's bare launch, 3.7 us on the H100 node, 4.0-4.4 us on the H200 node
+  // (`colocate --validate calibration/data/colocation/h{1,2}00_coloc_bench.csv`).
+  Duration library_launch = microseconds(4);
   Duration host_per_step = microseconds(0);         // host work per step the GPU cannot overlap
   double cpu_cores = 1;                             // cores a job keeps busy when it runs at full speed
 };
@@ -41,7 +45,8 @@ SmallWorkload parse_small_workload(const config::ConfigNode& node);
 struct StepKernel {
   Duration alone;    // on the whole accelerator, nothing beside it
   int width = 1;     // SMs it can occupy (its work units, capped at the accelerator's)
-  double launches = 1;  // kernel launches it stands for (host dispatch each)
+  double launches = 1;  // framework dispatches it stands for (dispatch_per_kernel each)
+  Duration library_host;  // host time of the launches a library makes for it inside an op
   Bytes bytes;       // memory traffic
   bool memory_bound = false;
   bool host_waits = false;  // the host reads its result before the next launch (a mid-step `.item()`)

@@ -44,7 +44,7 @@ void expand_matmul(const Op& op, const Shard& s, Pass pass, const std::string& d
     const double r = op.input_reuse;
     // NCHW: a sample's positions are the contiguous run; 16-byte vectors need a multiple of them.
     const double vector = 16 / element_bytes(dtype);
-    const bool strided = op.nchw && std::fmod(per_sample, vector) != 0;
+    const bool strided = op.nchw_gemm && std::fmod(per_sample, vector) != 0;
     const auto shape = [&](double gm, double gn, double gk, double ra, double rb, double rc) {
       GemmShape g{gm, gn, gk, op.groups, ra, rb, rc};
       g.strided = strided;
@@ -54,15 +54,30 @@ void expand_matmul(const Op& op, const Shard& s, Pass pass, const std::string& d
     // the output (or their gradients).
     const Bytes activations((m * n + m * k / r) * op.groups * element_bytes(dtype));
     const auto gemm = [&](GemmShape g) {
+      if (op.nchw && !op.nchw_gemm) {  // channels-last between transposes: each activation read and written
+        Kernel t;
+        t.kind = Kernel::Kind::stream;
+        t.strided = true;
+        t.bytes = activations * 2.0;
+        t.count = 2;
+        t.dtype = dtype;
+        t.library_launch = true;
+        out.push_back(t);
+      }
       add_gemm(out, g, dtype);
-      if (op.nchw) out.back().nchw_activation_bytes = activations;
+      if (op.nchw_gemm) out.back().nchw_activation_bytes = activations;
     };
     if (pass == Pass::forward) {
       gemm(shape(m, n, k, r, 1, 1));
       continue;
     }
     if (op.input_gradient) gemm(shape(m, k, n, 1, 1, r));
-    if (s.trains_weights && !op.frozen) gemm(shape(n, k, m, 1, r, 1));
+    if (s.trains_weights && !op.frozen) {
+      const bool second = op.kind == OpKind::conv && op.input_gradient;
+      gemm(shape(n, k, m, 1, r, 1));
+      // One convolution-backward op launches both gradients' kernels.
+      if (second) out.back().library_launch = true;
+    }
   }
 }
 
@@ -191,6 +206,7 @@ Op parse_op(const config::ConfigNode& n) {
       op.k = in / op.groups * kernel_area;
       const double stride = n.has("stride") ? static_cast<double>(n.at("stride").as_positive_int()) : 1.0;
       op.input_reuse = kernel_area / std::min(kernel_area, stride * stride);
+      op.nchw_gemm = op.nchw && kernel_area == 1 && stride == 1 && op.groups == 1;
       const config::ConfigNode pos = n.at("positions");
       for (const auto& p : pos.elements()) op.rows_per_sample.push_back(p.as_positive_number());
       if (op.rows_per_sample.empty()) pos.fail("needs the output positions (H x W) per sample, one per kernel");

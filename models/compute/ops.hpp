@@ -52,10 +52,13 @@ struct Op {
   // TP-split activations) TP splits them always, elsewhere only under sequence parallelism
   bool tensor_region = false;
   // elementwise: `access: strided`, passes without 16-byte vector accesses (per channel over NCHW
-  // activations); conv: `layout: nchw`, whose contiguous dimension is the positions, so a GEMM over
-  // positions that are not a multiple of 16 bytes is strided (channels-last, the default, never is)
+  // activations). conv: `layout: nchw` (PyTorch's default), whose contiguous dimension is the
+  // positions. cuDNN 9 runs a 1x1, stride-1, ungrouped one as a GEMM in place (`nchw_gemm`:
+  // strided where the positions are not a multiple of 16 bytes) and any other channels-last,
+  // between transposes of its activations (measured: h200_resnet18_kernels.csv, 163 nchwToNhwc and
+  // nhwcToNchw kernels around its 3x3 convolutions; channels-last, the default, has neither).
   bool strided = false;
-  bool nchw = false;
+  bool nchw = false, nchw_gemm = false;
   Bytes forward_bytes_per_token, backward_bytes_per_token;
   Bytes forward_bytes_per_sample, backward_bytes_per_sample;
   Bytes forward_bytes_per_parameter, backward_bytes_per_parameter;  // of the layer group instance
@@ -83,9 +86,12 @@ struct Kernel {
   double work = 1;       // attention: products of that shape per kernel (2 forward, 5 backward in all)
   Bytes bytes;           // stream
   bool strided = false;  // stream: without vector accesses
-  // gemm from a `layout: nchw` convolution: its activation operands' bytes (input and output, or
-  // both inputs for the weight gradient), which a grouped convolution transposes to channels-last
-  // and back (cuDNN has no NCHW kernels for groups: small_workload.cpp's fused copies)
+  // launched by a library inside a framework op already dispatched (cuDNN's transposes, the second
+  // GEMM of a convolution's backward): a bare launch on the host, not the framework's dispatch
+  bool library_launch = false;
+  // gemm from an NCHW convolution run as a GEMM in place: its activation operands' bytes (input
+  // and output, or both inputs for the weight gradient), which it transposes to channels-last and
+  // back once fused copies make it grouped (small_workload.cpp)
   Bytes nchw_activation_bytes;
   double count = 1;      // identical kernels
   std::string dtype;

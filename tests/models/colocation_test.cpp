@@ -205,6 +205,28 @@ TEST(Colocation, AnEntryOfSeveralKernelsLaunchesEachBeforeItRuns) {
   }
   EXPECT_TRUE(k[3].host_waits);
   EXPECT_FALSE(k[4].host_waits);
+  for (const StepKernel& x : k) EXPECT_EQ(x.library_host, Duration::zero());
+  // A library's launches inside an op cost the host a bare launch each, not a dispatch.
+  Op t;
+  t.kind = OpKind::elementwise;
+  t.forward_bytes_per_sample = Bytes(1e6);
+  t.forward_kernels = 2;
+  w.ops = {t};
+  w.library_launch = microseconds(4);
+  w.precision = "fp16";
+  const auto plain = step_kernels(w, a, 1);
+  EXPECT_DOUBLE_EQ(plain[0].launches, 1.0);
+  Op conv = parse_op(config::load_string("{conv: c, in: 8, out: 8, kernel: 3, positions: [64], layout: nchw}", "o"));
+  conv.frozen = true;
+  conv.input_gradient = false;
+  w.ops = {conv};
+  const auto lib = step_kernels(w, a, 1);
+  ASSERT_GE(lib.size(), 3u);  // two transposes, the GEMM, then the optimizer
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_DOUBLE_EQ(lib[i].launches, 0.0);
+    EXPECT_EQ(lib[i].library_host, microseconds(4));
+  }
+  EXPECT_DOUBLE_EQ(lib[2].launches, 1.0);
   w.precision = "bf16";  // no loss scaling, no read-back
   EXPECT_FALSE(step_kernels(w, a, 1)[3].host_waits);
 }

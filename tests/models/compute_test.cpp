@@ -145,6 +145,22 @@ TEST(Ops, NchwConvolutionOverUnalignedPositionsIsStrided) {
   EXPECT_FALSE(even.shape.strided);
   EXPECT_NEAR(us(kernel_time(even, a)), 2 + 647168 / 0.8e12 * 1e6, 1e-6);
   EXPECT_FALSE(first("{conv: c, in: 64, out: 64, kernel: 1, positions: [2500]}").shape.strided);
+  // A 3x3 one in NCHW runs channels-last between cuDNN's transposes: its input (2,500 x 64, the
+  // im2col view reduced by its 9 reuses) and output (2,500 x 64), 640 kB, read and written, in two
+  // strided launches of the library; then the GEMM, not strided. Its backward launches the weight
+  // gradient inside the same op as the input gradient.
+  const Op c3 = parse_op(config::load_string("{conv: c, in: 64, out: 64, kernel: 3, positions: [2500], layout: nchw}", "o"));
+  const std::vector<Kernel> k = expand(c3, Shard{}, Pass::forward, "bf16");
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].kind, Kernel::Kind::stream);
+  EXPECT_TRUE(k[0].strided && k[0].library_launch);
+  EXPECT_DOUBLE_EQ(k[0].bytes.value(), 2 * (2500.0 * 64 + 2500.0 * 64) * 2);
+  EXPECT_DOUBLE_EQ(k[0].count, 2.0);
+  EXPECT_FALSE(k[1].shape.strided || k[1].library_launch);
+  const std::vector<Kernel> b = expand(c3, Shard{}, Pass::backward, "bf16");
+  ASSERT_EQ(b.size(), 4u);  // transposes, input gradient, transposes, weight gradient
+  EXPECT_FALSE(b[1].library_launch);
+  EXPECT_TRUE(b[3].library_launch);
 }
 
 TEST(KernelCosts, MeasuredShapesCorrectTheTrendNearThemOnly) {
