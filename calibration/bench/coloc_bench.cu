@@ -70,6 +70,7 @@ struct Loop {  // one worker's synthetic training loop
   long long steps = 1, start_ns = 0;
   bool probe = false;  // synchronise after every launch and record its round trip
   double hold_mib = 0;  // allocated and written before the warm-up: a context's footprint
+  bool copy_per_step = false;  // end each step by copying a result to pinned host memory (loss.item())
 };
 
 void prepare(float** out, cudaStream_t* stream) {
@@ -92,6 +93,8 @@ int worker(const Loop& l) {
   }
   fma_work<<<l.width, kThreads, kSharedBytes, s>>>(out, l.iterations);  // warm-up: module load
   CHECK(cudaStreamSynchronize(s));
+  float* pinned = nullptr;
+  CHECK(cudaMallocHost(&pinned, sizeof(float)));
   const long long ready = now_ns();
   spin_until(l.start_ns);
   const long long start = now_ns();
@@ -106,6 +109,7 @@ int worker(const Loop& l) {
         latency.push_back((now_ns() - t) * 1e-3);
       }
     }
+    if (l.copy_per_step) CHECK(cudaMemcpyAsync(pinned, out, sizeof(float), cudaMemcpyDeviceToHost, s));
     CHECK(cudaStreamSynchronize(s));
   }
   CHECK(cudaGetLastError());
@@ -186,11 +190,13 @@ int main(int argc, char** argv) {
   app.add_option("--seconds", seconds, "internal");
   app.add_option("--gemm-size", gemm_size, "internal")->check(CLI::Range(256, 16384));
   app.add_flag("--no-memory", o.no_memory, "skip the memory-per-context phase");
+  app.add_flag("--copy-per-step", o.copy_per_step, "end each co-location step with a 4-byte copy to the host");
   app.add_option("--hold-mib", o.hold_mib, "device memory each co-location worker allocates and writes first (MiB)")
       ->check(CLI::Range(0.0, 1e6));
   try {
     app.parse(argc, argv);
     l.hold_mib = o.hold_mib;
+    l.copy_per_step = o.copy_per_step;
     if (role == "worker") return worker(l);
     if (role == "calibrate") return calibrate();
     if (role == "hold") return hold(seconds);

@@ -18,6 +18,7 @@ struct Options {
   std::vector<std::string> cases;  // empty: all
   double job_seconds = 0.6;
   double hold_mib = 0;  // device memory each co-location worker allocates and touches first
+  bool copy_per_step = false;  // each co-location step ends with a copy to the host
   bool no_colocation = false, no_power = false, no_probe = false, no_memory = false;
 };
 
@@ -260,11 +261,14 @@ int drive(const Options& o, const char* self) {
     const std::vector<std::string> loop = {"--width", std::to_string(width), "--iterations", iterations(c.kernel_us),
                                            "--launches", std::to_string(c.launches), "--gap-us", fmt(c.gap_us),
                                            "--steps", std::to_string(steps), "--hold-mib", fmt(o.hold_mib, "%.0f")};
-    // A loop run with held memory is another case: its name says how much.
-    const std::string name = o.hold_mib > 0 ? std::string(c.name) + "_hold" + fmt(o.hold_mib, "%.0f") + "mib" : c.name;
+    std::vector<std::string> args = loop;
+    if (o.copy_per_step) args.push_back("--copy-per-step");
+    // A loop run with held memory or a copy a step is another case: its name says which.
+    const std::string name = std::string(c.name) + (o.hold_mib > 0 ? "_hold" + fmt(o.hold_mib, "%.0f") + "mib" : "") +
+                             (o.copy_per_step ? "_copy" : "");
     double one = NAN;
     for (int k : o.jobs) {
-      const auto r = together(std::vector<std::vector<std::string>>(k, loop), 1.5 + 0.2 * k);
+      const auto r = together(std::vector<std::vector<std::string>>(k, args), 1.5 + 0.2 * k);
       long long t0 = r[0].start, t1 = 0;
       double sum = 0;
       int late = 0;

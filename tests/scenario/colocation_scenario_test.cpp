@@ -380,6 +380,18 @@ TEST(ColocationBench, H200FootprintDoesNotChangeTimeSlicing) {
                                                        "/results/validation/colocation_h200_coloc_hold.csv"));
 }
 
+// Nor does ending each step with a copy to the host (a loop's loss.item()): h200_coloc_copy.csv,
+// calibration/bench/run_copy_bench.sh, every loop with and without it within 6 % of the simulation.
+TEST(ColocationBench, H200ReadBackDoesNotChangeTimeSlicing) {
+  const std::string csv = std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/h200_coloc_copy.csv";
+  const output::Table t = validate_sharing_bench(csv, catalog());
+  ASSERT_EQ(t.rows(), 18u);
+  for (std::size_t i = 0; i < t.rows(); ++i) EXPECT_LE(std::abs(t.column("error").values[i]), 0.06) << t.column("case").text[i];
+  //   build/scalepoint colocate --validate calibration/data/colocation/h200_coloc_copy.csv
+  EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) +
+                                                       "/results/validation/colocation_h200_coloc_copy.csv"));
+}
+
 // KernelCosts::strided_access_fraction is the trace's: in step 2 of h200_pointnet_kernels.csv, the
 // 1,024-channel tensor (32 x 2,500 x 1,024 x 2 B = 163.84 MB) is moved by the bias add (2 passes),
 // BatchNorm forward (2), the max-pool (1), the bias gradient's sum (1) and the align2 forward GEMM
