@@ -20,6 +20,47 @@ models::Catalog catalog() { return models::Catalog(std::filesystem::path(SP_SOUR
 const std::string kDir = std::string(SP_SOURCE_DIR) + "/scenarios/colocation/";
 const std::string kPublished = std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/hfta_pointnet.csv";
 
+// The committed validation output (results/validation/colocation_<name>.{csv,png}) must be what the
+// model gives today: `build/scalepoint colocate --validate calibration/data/colocation/<name>.csv`.
+void expect_committed(const output::Table& t, const std::string& name) {
+  EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) + "/results/validation/colocation_" +
+                                                      name + ".csv"));
+}
+
+// The measured points of calibration/data/colocation/<name>.csv against the model, `rows` of them:
+// each within its tolerance exactly where `within(strategy, K, measured)` says so.
+template <class Within>
+output::Table expect_points(const std::string& name, std::size_t rows, Within within) {
+  const output::Table t =
+      validate_colocation(std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/" + name + ".csv", catalog());
+  EXPECT_EQ(t.rows(), rows);
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    const std::string& st = t.column("strategy").text[i];
+    const double k = t.column("jobs").values[i], measured = t.column("published_speedup").values[i];
+    EXPECT_EQ(std::abs(t.column("error").values[i]) <= t.column("tolerance").values[i], within(st, k, measured))
+        << name << " " << st << " K=" << k;
+  }
+  expect_committed(t, name);
+  return t;
+}
+
+// scalepoint-coloc-bench's rows of calibration/data/colocation/<name>.csv, `rows` of them, each
+// within `tolerance` of the simulation, with the H100's slice and switch (the file has no probe).
+output::Table expect_bench(const std::string& name, std::size_t rows, double tolerance, TimeSlicingDerivation& d) {
+  const output::Table t = validate_sharing_bench(
+      std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/" + name + ".csv", catalog(), &d);
+  EXPECT_FALSE(d.slice_measured);
+  EXPECT_EQ(d.time_slice, models::kMeasuredTimeSlice);
+  EXPECT_EQ(d.switch_cost, models::kMeasuredSwitchCost);
+  EXPECT_EQ(t.rows(), rows);
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    EXPECT_LE(std::abs(t.column("error").values[i]), tolerance) << name << " " << t.column("case").text[i];
+    EXPECT_EQ(t.column("use").text[i], t.column("jobs").values[i] == 1 ? "reference (K = 1)" : "validation");
+  }
+  expect_committed(t, name);
+  return t;
+}
+
 std::string error_of(const std::string& file, const std::string& set) {
   try {
     load_colocation(file, {config::parse_override(set)}, catalog());
@@ -191,8 +232,7 @@ TEST(ColocationValidation, FusedA100MpsAndMigWithinTolerance) {
   }
   EXPECT_EQ(checked, 19);
   // results/validation/colocation_hfta_pointnet.csv is committed; it must be what the model gives today:
-  //   build/scalepoint colocate --validate calibration/data/colocation/hfta_pointnet.csv
-  EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) + "/results/validation/colocation_hfta_pointnet.csv"));
+  expect_committed(t, "hfta_pointnet");
 }
 
 // The closed forms of derive_time_slicing on made-up measurements, worked by hand:
@@ -276,25 +316,14 @@ TEST(ColocationBench, H100MeasurementsWithinTolerance) {
         << t.column("case").text[i] << " " << t.column("sharing").text[i] << " K=" << t.column("jobs").values[i];
   }
   EXPECT_EQ(validated, 36);  // run 4's two loops were predicted before they were measured
-  //   build/scalepoint colocate --validate calibration/data/colocation/h100_coloc_bench.csv
-  EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) +
-                                                       "/results/validation/colocation_h100_coloc_bench.csv"));
+  expect_committed(t, "h100_coloc_bench");
 }
 
 // HFTA's PointNet job measured on an H100 with its data on the GPU (calibration/bench/pointnet_coloc.py,
 // calibration/data/colocation/h100_pointnet.csv): time slicing and MPS within the stated 20 %, with
 // the kernels costed as the H200 trace shows them (strided NCHW passes, one launch per kernel).
 TEST(ColocationValidation, H100PointNetWithinTolerance) {
-  const std::string csv = std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/h100_pointnet.csv";
-  const output::Table t = validate_colocation(csv, catalog());
-  ASSERT_EQ(t.rows(), 4u);
-  for (std::size_t i = 0; i < t.rows(); ++i) {
-    EXPECT_LE(std::abs(t.column("error").values[i]), t.column("tolerance").values[i])
-        << t.column("strategy").text[i] << " K=" << t.column("jobs").values[i];
-  }
-  //   build/scalepoint colocate --validate calibration/data/colocation/h100_pointnet.csv
-  EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) +
-                                                       "/results/validation/colocation_h100_pointnet.csv"));
+  expect_points("h100_pointnet", 4, [](const std::string&, double, double) { return true; });
 }
 
 // The same job on an H200 (calibration/bench/run_pointnet_bench.sh, run_hold_bench.sh,
@@ -304,17 +333,9 @@ TEST(ColocationValidation, H100PointNetWithinTolerance) {
 // within 2.5 % of each other. Two of three runs say time slicing gains at most 10 % here, and
 // the model (like the simulation fed the measured kernels, x1.26) gains more.
 TEST(ColocationValidation, H200PointNetWithinToleranceButRun1TimeSlicing) {
-  const std::string csv = std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/h200_pointnet.csv";
-  const output::Table t = validate_colocation(csv, catalog());
-  ASSERT_EQ(t.rows(), 13u);
-  for (std::size_t i = 0; i < t.rows(); ++i) {
-    const bool run1_slicing = t.column("strategy").text[i] == "time_slicing" && t.column("published_speedup").values[i] < 1.2;
-    EXPECT_EQ(std::abs(t.column("error").values[i]) <= t.column("tolerance").values[i], !run1_slicing)
-        << t.column("strategy").text[i] << " K=" << t.column("jobs").values[i];
-  }
-  //   build/scalepoint colocate --validate calibration/data/colocation/h200_pointnet.csv
-  EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) +
-                                                       "/results/validation/colocation_h200_pointnet.csv"));
+  expect_points("h200_pointnet", 13, [](const std::string& st, double, double measured) {
+    return !(st == "time_slicing" && measured < 1.2);  // runs 1 and 4
+  });
 }
 
 // ResNet-18 for CIFAR-10 on the H200 (run_resnet_bench.sh, h200_resnet18.csv), measured after
@@ -324,18 +345,9 @@ TEST(ColocationValidation, H200PointNetWithinToleranceButRun1TimeSlicing) {
 // library launches at a bare launch's cost) the model gives 4.04 ms and 379 launches, and MPS at
 // K = 4 within 20 %; time slicing (+21 / +36 %) and MPS at K = 2 (+30 %) still gain too much.
 TEST(ColocationValidation, H200ResNet18) {
-  const std::string csv = std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/h200_resnet18.csv";
-  const output::Table t = validate_colocation(csv, catalog());
-  ASSERT_EQ(t.rows(), 4u);
-  for (std::size_t i = 0; i < t.rows(); ++i) {
-    const bool within = t.column("strategy").text[i] == "mps" && t.column("jobs").values[i] == 4;
-    EXPECT_EQ(std::abs(t.column("error").values[i]) <= t.column("tolerance").values[i], within)
-        << t.column("strategy").text[i] << " K=" << t.column("jobs").values[i];
-    EXPECT_GT(t.column("error").values[i], 0) << "the model gains more than measured";
-  }
-  //   build/scalepoint colocate --validate calibration/data/colocation/h200_resnet18.csv
-  EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) +
-                                                       "/results/validation/colocation_h200_resnet18.csv"));
+  const output::Table t =
+      expect_points("h200_resnet18", 4, [](const std::string& st, double k, double) { return st == "mps" && k == 4; });
+  for (std::size_t i = 0; i < t.rows(); ++i) EXPECT_GT(t.column("error").values[i], 0) << "the model gains more";
 }
 
 // The H200's loops (h200_coloc_bench.csv) have no queued_long or probe rows: the slice and switch
@@ -343,22 +355,11 @@ TEST(ColocationValidation, H200ResNet18) {
 // tiny-gap loops (whose model speedups, 1.377 and 0.893 with the H100's launch cost, were written
 // down before the GPU ran them) check time slicing at gaps of a few microseconds within 10 %.
 TEST(ColocationBench, H200ShortGapsWithinTolerance) {
-  const std::string csv = std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/h200_coloc_bench.csv";
   TimeSlicingDerivation d;
-  const output::Table t = validate_sharing_bench(csv, catalog(), &d);
-  EXPECT_FALSE(d.slice_measured);
-  EXPECT_EQ(d.time_slice, models::kMeasuredTimeSlice);
-  EXPECT_EQ(d.switch_cost, models::kMeasuredSwitchCost);
+  expect_bench("h200_coloc_bench", 9, 0.1, d);
   // host_bound alone: 750 steps in 0.496067 s, 10 launches after 60 us gaps and a 20 us kernel
   // with the H200's 1.776 us latency: (661.42 - 21.776) / 10 - 60 = 3.96 us a launch.
   EXPECT_NEAR(to_seconds(d.launch_cost) * 1e6, (0.496067 / 750 * 1e6 - 21.776) / 10 - 60, 1e-6);
-  ASSERT_EQ(t.rows(), 9u);
-  for (std::size_t i = 0; i < t.rows(); ++i) {
-    EXPECT_LE(std::abs(t.column("error").values[i]), 0.1) << t.column("case").text[i];
-  }
-  //   build/scalepoint colocate --validate calibration/data/colocation/h200_coloc_bench.csv
-  EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) +
-                                                       "/results/validation/colocation_h200_coloc_bench.csv"));
 }
 
 // Holding 8 GiB of written device memory per worker changes nothing the model would need: the
@@ -366,30 +367,15 @@ TEST(ColocationBench, H200ShortGapsWithinTolerance) {
 // calibration/bench/run_hold_bench.sh) all within 5 % of the simulation, whose switch cost is the
 // H100's (the queued loop's 0.924 against 0.922 simulated).
 TEST(ColocationBench, H200FootprintDoesNotChangeTimeSlicing) {
-  const std::string csv = std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/h200_coloc_hold.csv";
-  TimeSlicingDerivation d;
-  const output::Table t = validate_sharing_bench(csv, catalog(), &d);
-  EXPECT_FALSE(d.slice_measured);  // queued_long rows but no probe: the H100's constants
-  ASSERT_EQ(t.rows(), 18u);
-  for (std::size_t i = 0; i < t.rows(); ++i) {
-    EXPECT_LE(std::abs(t.column("error").values[i]), 0.05) << t.column("case").text[i];
-    EXPECT_EQ(t.column("use").text[i], t.column("jobs").values[i] == 1 ? "reference (K = 1)" : "validation");
-  }
-  //   build/scalepoint colocate --validate calibration/data/colocation/h200_coloc_hold.csv
-  EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) +
-                                                       "/results/validation/colocation_h200_coloc_hold.csv"));
+  TimeSlicingDerivation d;  // queued_long rows but no probe: the H100's constants
+  expect_bench("h200_coloc_hold", 18, 0.05, d);
 }
 
 // Nor does ending each step with a copy to the host (a loop's loss.item()): h200_coloc_copy.csv,
 // calibration/bench/run_copy_bench.sh, every loop with and without it within 6 % of the simulation.
 TEST(ColocationBench, H200ReadBackDoesNotChangeTimeSlicing) {
-  const std::string csv = std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/h200_coloc_copy.csv";
-  const output::Table t = validate_sharing_bench(csv, catalog());
-  ASSERT_EQ(t.rows(), 18u);
-  for (std::size_t i = 0; i < t.rows(); ++i) EXPECT_LE(std::abs(t.column("error").values[i]), 0.06) << t.column("case").text[i];
-  //   build/scalepoint colocate --validate calibration/data/colocation/h200_coloc_copy.csv
-  EXPECT_EQ(output::to_csv(t), config::read_text_file(std::string(SP_SOURCE_DIR) +
-                                                       "/results/validation/colocation_h200_coloc_copy.csv"));
+  TimeSlicingDerivation d;
+  expect_bench("h200_coloc_copy", 18, 0.06, d);
 }
 
 // KernelCosts::strided_access_fraction is the trace's: in step 2 of h200_pointnet_kernels.csv, the
