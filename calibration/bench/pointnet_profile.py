@@ -194,6 +194,8 @@ def main():
     a.add_argument("--trace-models", default=0, type=int,
                    help="also write the fused step's kernels at this B (pointnet_fused<B>_kernels.csv)")
     args = a.parse_args()
+    if args.model != "pointnet" and args.models:
+        a.error("--models fuses PointNet copies only: pass --models '' with --model " + args.model)
     import torch
     torch.backends.cudnn.benchmark = True
     os.makedirs(args.out, exist_ok=True)

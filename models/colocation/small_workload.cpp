@@ -12,8 +12,9 @@ namespace {
 // such blocks at once (estimate: occupancy of simple element-wise kernels); a GEMM work unit
 // (an output tile) fills one SM.
 constexpr double kStreamBytesPerSm = 4 * 16384.0;
-// The optimizer (Adam, PyTorch foreach): reads weights, gradients and two moments in fp32 and
-// writes three of them back: 28 B per parameter (estimate), in SmallWorkload::optimizer_kernels.
+// The optimizer (PyTorch foreach; Adam reads weights, gradients and two moments in fp32 and writes
+// three back, SGD with momentum moves less): 28 B per parameter for either (estimate), spread
+// evenly over SmallWorkload::optimizer_kernels (GradScaler's small kernels among them).
 constexpr double kOptimizerBytesPerParameter = 28;
 // The caching allocator keeps more than it hands out: 1.1-1.3 of the tensors (estimate).
 constexpr double kAllocatorReserve = 1.2;
@@ -49,14 +50,19 @@ SmallWorkload parse_small_workload(const config::ConfigNode& n) {
   if (auto p = n.find("positions_per_sample")) w.positions_per_sample = p->as_positive_number();
   w.activations_per_sample = n.at("activations_per_sample").as_positive_bytes();
   if (auto s = n.find("state_bytes_per_parameter")) w.state_bytes_per_parameter = s->as_positive_number();
-  if (auto k = n.find("optimizer_kernels")) w.optimizer_kernels = static_cast<double>(k->as_positive_int());
+  if (auto k = n.find("optimizer_kernels")) w.optimizer_kernels = k->as_count(10000);
   const config::ConfigNode ops = n.at("ops");
   for (const auto& o : ops.elements()) w.ops.push_back(parse_op(o));
   if (w.ops.empty()) ops.fail("needs at least one op");
   if (auto h = n.find("host")) {
     h->expect_only({"dispatch_per_kernel", "library_launch", "per_step", "cpu_cores"});
-    if (auto d = h->find("dispatch_per_kernel")) w.dispatch_per_kernel = d->as_duration();
-    if (auto d = h->find("library_launch")) w.library_launch = d->as_nonnegative_duration();
+    const auto host_time = [](const config::ConfigNode& d) {
+      const Duration t = d.as_nonnegative_duration();
+      if (t > seconds(0.1)) d.fail("must be at most 100 ms a launch");
+      return t;
+    };
+    if (auto d = h->find("dispatch_per_kernel")) w.dispatch_per_kernel = host_time(*d);
+    if (auto d = h->find("library_launch")) w.library_launch = host_time(*d);
     if (auto d = h->find("per_step")) w.host_per_step = d->as_duration();
     if (auto c = h->find("cpu_cores")) w.cpu_cores = c->as_positive_number();
   }
@@ -87,7 +93,7 @@ std::vector<StepKernel> step_kernels(const SmallWorkload& w, const Accelerator& 
     // An entry of n kernels runs as n launches each followed by its kernel, not n launches and
     // then all the work: the device idles between small kernels, and other contexts see those gaps.
     const double n = std::max(1.0, std::round(k.count));
-    sk.alone = sk.alone / n;
+    sk.alone = scale(sk.alone, 1 / n);
     sk.bytes = sk.bytes / n;
     sk.launches = k.library_launch ? 0.0 : k.count / n;
     sk.library_host = k.library_launch ? scale(w.library_launch, k.count / n) : Duration::zero();
@@ -100,15 +106,16 @@ std::vector<StepKernel> step_kernels(const SmallWorkload& w, const Accelerator& 
       for (Kernel k : expand(op, s, pass, w.precision)) {
         if (models > 1 && k.nchw_activation_bytes.value() > 0) {
           // Fused copies make an NCHW convolution grouped, which cuDNN runs only channels-last: it
-          // transposes the two activations in and the result back (read and write each, strided)
-          // around a channels-last GEMM, which has its vector accesses (measured: HFTA's fused
-          // PointNet on an H200, h200_pointnet_fused4_kernels.csv: nchwToNhwc and nhwcToNchw
-          // kernels, sm90 implicit GEMMs).
+          // transposes the GEMM's activations (an input and the output, or both inputs of the
+          // weight gradient; read and written, strided) around a channels-last GEMM with vector
+          // accesses, launching them inside the op (measured: HFTA's fused PointNet on an H200,
+          // h200_pointnet_fused4_kernels.csv: nchwToNhwc and nhwcToNchw kernels, sm90 implicit GEMMs).
           Kernel transpose;
           transpose.kind = Kernel::Kind::stream;
           transpose.strided = true;
           transpose.bytes = k.nchw_activation_bytes * 2.0;
           transpose.count = 2;
+          transpose.library_launch = true;
           add(transpose);
           k.shape.strided = false;
         }
@@ -124,7 +131,7 @@ std::vector<StepKernel> step_kernels(const SmallWorkload& w, const Accelerator& 
   add(opt);
   // fp16 autocast trains with a GradScaler, whose step reads back whether any gradient overflowed
   // before the optimizer runs (torch/amp/grad_scaler.py, _maybe_opt_step: found_inf .item()).
-  if (w.precision == "fp16" && first < out.size()) out[first].host_waits = true;
+  if (w.precision == "fp16") out[first].host_waits = true;
   return out;
 }
 

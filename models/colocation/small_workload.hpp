@@ -53,8 +53,8 @@ struct StepKernel {
 };
 
 /// The kernels of one training step of `models` identical copies fused into one (HFTA: grouped
-/// convolutions and batched GEMMs; 1 = a plain job) at `batch` samples per model. With
-/// `shared_input`, the copies read one input batch (a hyper-parameter sweep); else each its own.
+/// convolutions and batched GEMMs; 1 = a plain job) at `batch` samples per model, one StepKernel
+/// per launch.
 std::vector<StepKernel> step_kernels(const SmallWorkload& w, const Accelerator& a, double batch, int models = 1);
 
 /// Device memory of one process training `models` fused copies at `batch` (contexts excluded):

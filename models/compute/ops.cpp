@@ -50,9 +50,9 @@ void expand_matmul(const Op& op, const Shard& s, Pass pass, const std::string& d
       g.strided = strided;
       return g;
     };
-    // Each of the three products touches the same two activations: the input (im2col-reduced) and
-    // the output (or their gradients).
-    const Bytes activations((m * n + m * k / r) * op.groups * element_bytes(dtype));
+    // Each of the three products touches the same two activations: the whole input and the output
+    // (or their gradients).
+    const Bytes activations((m * n + m * k * op.input_scale) * op.groups * element_bytes(dtype));
     const auto gemm = [&](GemmShape g) {
       if (op.nchw && !op.nchw_gemm) {  // channels-last between transposes: each activation read and written
         Kernel t;
@@ -207,6 +207,7 @@ Op parse_op(const config::ConfigNode& n) {
       const double stride = n.has("stride") ? static_cast<double>(n.at("stride").as_positive_int()) : 1.0;
       op.input_reuse = kernel_area / std::min(kernel_area, stride * stride);
       op.nchw_gemm = op.nchw && kernel_area == 1 && stride == 1 && op.groups == 1;
+      op.input_scale = stride * stride / kernel_area;
       const config::ConfigNode pos = n.at("positions");
       for (const auto& p : pos.elements()) op.rows_per_sample.push_back(p.as_positive_number());
       if (op.rows_per_sample.empty()) pos.fail("needs the output positions (H x W) per sample, one per kernel");
@@ -257,7 +258,12 @@ Op parse_op(const config::ConfigNode& n) {
       k.expect_only({"forward", "backward"});
       op.forward_kernels = k.at("forward").as_number();
       op.backward_kernels = k.at("backward").as_number();
-      if (op.forward_kernels < 0 || op.backward_kernels < 0) k.fail("kernel counts must not be negative");
+      // A pass's kernels are launched one by one (the co-location simulation runs each): a count
+      // beyond a real framework's is a typo, not a workload.
+      for (const char* pass : {"forward", "backward"}) {
+        const double c = k.at(pass).as_number();
+        if (!(c >= 0 && c <= 100000)) k.at(pass).fail("kernel counts must be between 0 and 100,000");
+      }
       break;
     }
   }

@@ -30,6 +30,10 @@ struct Op {
   // conv: the im2col matrix repeats each input element kernel-area times, less what a stride
   // skips: kernel area / min(kernel area, stride^2) (1 for GEMMs and 1x1 convolutions)
   double input_reuse = 1;
+  // conv: input elements per element of a row of k, stride^2 / kernel area: the whole input tensor,
+  // which a transpose moves, is m x k x input_scale (a 1x1 stride-2 convolution reads a quarter
+  // of it into its GEMM but transposes all of it)
+  double input_scale = 1;
   std::vector<double> rows_per_sample;
   TpSplit tp_split = TpSplit::none;
   bool frozen = false;            // no weight gradient (frozen base weights under LoRA)
@@ -55,8 +59,9 @@ struct Op {
   // activations). conv: `layout: nchw` (PyTorch's default), whose contiguous dimension is the
   // positions. cuDNN 9 runs a 1x1, stride-1, ungrouped one as a GEMM in place (`nchw_gemm`:
   // strided where the positions are not a multiple of 16 bytes) and any other channels-last,
-  // between transposes of its activations (measured: h200_resnet18_kernels.csv, 163 nchwToNhwc and
-  // nhwcToNchw kernels around its 3x3 convolutions; channels-last, the default, has neither).
+  // between transposes of its activations, two a GEMM here (measured: h200_resnet18_kernels.csv,
+  // 163 nchwToNhwc and nhwcToNchw kernels around its convolutions' 59 GEMMs: the rest are the
+  // filters' and split-K partial sums', small; channels-last, the default, has none of them).
   bool strided = false;
   bool nchw = false, nchw_gemm = false;
   Bytes forward_bytes_per_token, backward_bytes_per_token;

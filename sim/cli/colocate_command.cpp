@@ -10,6 +10,7 @@
 #include "sim/core/error.hpp"
 #include "sim/output/manifest.hpp"
 #include "sim/output/plot.hpp"
+#include "sim/sweep/sweep_runner.hpp"
 #include "sim/output/staged_files.hpp"
 #include "sim/scenario/colocation.hpp"
 
@@ -129,15 +130,16 @@ int colocate_validate_bench(const ColocateOptions& o) {
     const ColocationSpec defaults;
     if (!derived.slice_measured) {
       std::printf("derived from the measurements: host cost per launch %.2f us; time slice %.0f us and switch %.0f us "
-                  "assumed (the H100's: the file lacks the queued_long and probe rows that give them)\n",
+                  "assumed (the H100's: the file lacks queued_long or probe rows to give them)\n",
                   to_seconds(derived.launch_cost) * 1e6, to_seconds(derived.time_slice) * 1e6,
                   to_seconds(derived.switch_cost) * 1e6);
-    } else
-    std::printf("derived from the measurements: host cost per launch %.2f us, time slice %.0f us, switch %.0f us "
-                "(the scenarios' defaults: %.0f us, %.0f us)\n",
-                to_seconds(derived.launch_cost) * 1e6, to_seconds(derived.time_slice) * 1e6,
-                to_seconds(derived.switch_cost) * 1e6, to_seconds(defaults.time_slice) * 1e6,
-                to_seconds(defaults.switch_cost) * 1e6);
+    } else {
+      std::printf("derived from the measurements: host cost per launch %.2f us, time slice %.0f us, switch %.0f us "
+                  "(the scenarios' defaults: %.0f us, %.0f us)\n",
+                  to_seconds(derived.launch_cost) * 1e6, to_seconds(derived.time_slice) * 1e6,
+                  to_seconds(derived.switch_cost) * 1e6, to_seconds(defaults.time_slice) * 1e6,
+                  to_seconds(defaults.switch_cost) * 1e6);
+    }
     std::printf("%d of %d validation rows within tolerance; wrote %s/%s.{csv%s}\n", inside, validated,
                 dir.string().c_str(), base.c_str(), plotted ? ",png" : "");
   }
@@ -155,7 +157,10 @@ int colocate_command(const ColocateOptions& o) {
   for (const auto& s : o.overrides) overrides.push_back(config::parse_override(s));
   const models::Catalog catalog(models::data_root() / "models");
   const ColocationSpec spec = load_colocation(o.scenario, overrides, catalog);
-  const std::vector<ColocationPoint> points = run_colocation(spec);
+  // A point at K = 32 under MPS simulates millions of kernels: say how far it is.
+  Progress progress(static_cast<int>(spec.jobs.size() * spec.strategies.size()), 0, o.quiet);
+  const std::vector<ColocationPoint> points = run_colocation(spec, [&](int done, int) { progress.update(done); });
+  progress.finish(static_cast<int>(points.size()));
   const output::Table table = colocation_table(spec, points);
 
   const fs::path dir = o.out_dir.empty() ? fs::path("results") / "colocation" / spec.name : fs::path(o.out_dir);

@@ -299,13 +299,16 @@ double trained_samples(const ColocationPoint& p, double batch) {
   return steps * batch;
 }
 
-std::vector<ColocationPoint> run_colocation(const ColocationSpec& s) {
+std::vector<ColocationPoint> run_colocation(const ColocationSpec& s,
+                                           const std::function<void(int done, int total)>& progress) {
   std::vector<ColocationPoint> out;
+  const int total = static_cast<int>(s.jobs.size() * s.strategies.size());
   for (int k : s.jobs) {
     std::optional<Duration> sequential;
     const std::size_t first = out.size();
     for (Strategy st : s.strategies) {
       out.push_back(run_point(s, k, st));
+      if (progress) progress(static_cast<int>(out.size()), total);
       if (st == Strategy::sequential && out.back().status == "ok") sequential = out.back().run.makespan;
     }
     if (!sequential) sequential = run_point(s, k, Strategy::sequential).run.makespan;

@@ -17,6 +17,7 @@
 // out_of_memory, as it would fail on the device.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -85,7 +86,8 @@ struct ColocationPoint {
   double speedup = 0;         // sequential makespan / this makespan at the same K
 };
 
-std::vector<ColocationPoint> run_colocation(const ColocationSpec& spec);
+std::vector<ColocationPoint> run_colocation(const ColocationSpec& spec,
+                                           const std::function<void(int done, int total)>& progress = {});
 
 /// The samples all the point's jobs trained (fewer than K x steps x batch with early stopping).
 double trained_samples(const ColocationPoint& point, double batch);
@@ -116,7 +118,8 @@ struct TimeSlicingDerivation {
 };
 TimeSlicingDerivation derive_time_slicing(const config::CsvTable& bench, Duration kernel_latency);
 
-/// The co-location simulation, with the scenario defaults' time slice and switch cost, against
+/// The co-location simulation, with the file's own time slice and switch cost where it has the rows
+/// they come from (else the scenario defaults, the H100's), against
 /// scalepoint-coloc-bench's rows (calibration/data/colocation/h100_coloc_bench.csv): one row per
 /// measured K, case and sharing with both speedups and makespans, and what the row is used for;
 /// `derived`, if given, receives the constants the measurements give.

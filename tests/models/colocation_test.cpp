@@ -6,6 +6,7 @@
 #include "models/colocation/colocation_sim.hpp"
 #include "models/compute/compute_model.hpp"
 #include "sim/config/loader.hpp"
+#include "sim/core/error.hpp"
 #include "test_fixtures.hpp"
 
 namespace sp::models {
@@ -179,6 +180,15 @@ TEST(Colocation, TheHostWaitsForAKernelWhoseResultItReads) {
   EXPECT_NEAR(ms(simulate_colocation({j}, device(DeviceSharing::Mode::exclusive, 1)).makespan), 1.2, 1e-9);
   k[0].host_waits = true;
   EXPECT_NEAR(ms(simulate_colocation({j}, device(DeviceSharing::Mode::exclusive, 1)).makespan), 1.4, 1e-9);
+  // The last kernel waited on as well changes nothing (the step's end waits for it anyway), and a
+  // second step starts over: 2 x 1.4 ms. Under MPS two such jobs of 50 SMs each run side by side.
+  k[1].host_waits = true;
+  j.steps = 2;
+  EXPECT_NEAR(ms(simulate_colocation({j}, device(DeviceSharing::Mode::exclusive, 1)).makespan), 2.8, 1e-9);
+  for (StepKernel& x : k) x.width = 50;
+  const auto mps = simulate_colocation({j, j}, device(DeviceSharing::Mode::concurrent, 2));
+  EXPECT_NEAR(ms(mps.completion[0]), 2.8, 1e-9);
+  EXPECT_NEAR(ms(mps.completion[1]), 2.8, 1e-9);
 }
 
 TEST(Colocation, AnEntryOfSeveralKernelsLaunchesEachBeforeItRuns) {
@@ -206,29 +216,64 @@ TEST(Colocation, AnEntryOfSeveralKernelsLaunchesEachBeforeItRuns) {
   EXPECT_TRUE(k[3].host_waits);
   EXPECT_FALSE(k[4].host_waits);
   for (const StepKernel& x : k) EXPECT_EQ(x.library_host, Duration::zero());
-  // A library's launches inside an op cost the host a bare launch each, not a dispatch.
-  Op t;
-  t.kind = OpKind::elementwise;
-  t.forward_bytes_per_sample = Bytes(1e6);
-  t.forward_kernels = 2;
-  w.ops = {t};
-  w.library_launch = microseconds(4);
-  w.precision = "fp16";
-  const auto plain = step_kernels(w, a, 1);
-  EXPECT_DOUBLE_EQ(plain[0].launches, 1.0);
+  w.precision = "bf16";  // no loss scaling, no read-back
+  EXPECT_FALSE(step_kernels(w, a, 1)[3].host_waits);
+}
+
+TEST(Colocation, ALibrarysLaunchesInsideAnOpCostABareLaunch) {
+  // A 3x3 NCHW convolution, forward only: cuDNN's two transposes are launched inside the conv op,
+  // 4 us of host each instead of a framework dispatch; the GEMM is the op's own launch. Then the
+  // optimizer's 2 launches, the first waited on (fp16: GradScaler).
+  SmallWorkload w;
+  w.parameters = 576;
   Op conv = parse_op(config::load_string("{conv: c, in: 8, out: 8, kernel: 3, positions: [64], layout: nchw}", "o"));
   conv.frozen = true;
   conv.input_gradient = false;
   w.ops = {conv};
-  const auto lib = step_kernels(w, a, 1);
-  ASSERT_GE(lib.size(), 3u);  // two transposes, the GEMM, then the optimizer
+  w.optimizer_kernels = 2;
+  w.library_launch = microseconds(4);
+  const auto lib = step_kernels(w, testing::simple_platform().accelerator, 1);
+  ASSERT_EQ(lib.size(), 5u);
   for (int i = 0; i < 2; ++i) {
     EXPECT_DOUBLE_EQ(lib[i].launches, 0.0);
     EXPECT_EQ(lib[i].library_host, microseconds(4));
   }
   EXPECT_DOUBLE_EQ(lib[2].launches, 1.0);
-  w.precision = "bf16";  // no loss scaling, no read-back
-  EXPECT_FALSE(step_kernels(w, a, 1)[3].host_waits);
+  EXPECT_EQ(lib[2].library_host, Duration::zero());
+  EXPECT_TRUE(lib[3].host_waits);
+  // On the host: 4 + 4 us for the transposes, then a dispatch of 10 us for the GEMM.
+  std::vector<StepKernel> first(lib.begin(), lib.begin() + 3);
+  for (StepKernel& x : first) x.alone = seconds(1e-6);
+  ColocatedJob j = job(first);
+  j.dispatch_per_launch = microseconds(10);
+  // transposes end 4 + 1 = 5 us and 8 + 1 = 9 us; the GEMM is launched at 18 us, ends at 19 us
+  EXPECT_NEAR(to_seconds(simulate_colocation({j}, device(DeviceSharing::Mode::exclusive, 1)).makespan) * 1e6, 19, 1e-6);
+}
+
+TEST(Colocation, SmallWorkloadHostKeysAndCountsAreChecked) {
+  const auto parse = [](const std::string& extra, const std::string& ops = "[{gemm: fc, n: 8, k: 8}]") {
+    return parse_small_workload(config::load_string(
+        "{name: w, source: s, parameters: 1000, dataset_samples: 10, activations_per_sample: \"1 kB\", ops: " + ops +
+            extra + "}",
+        "w.yaml"));
+  };
+  const SmallWorkload w = parse(", optimizer_kernels: 9, host: {dispatch_per_kernel: \"30 us\", library_launch: \"5 us\"}");
+  EXPECT_DOUBLE_EQ(w.optimizer_kernels, 9.0);
+  EXPECT_EQ(w.dispatch_per_kernel, microseconds(30));
+  EXPECT_EQ(w.library_launch, microseconds(5));
+  const auto error = [&](const std::string& extra, const std::string& ops = "[{gemm: fc, n: 8, k: 8}]") {
+    try {
+      parse(extra, ops);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(error(", optimizer_kernels: 1000000").find("optimizer_kernels"), std::string::npos);
+  EXPECT_NE(error(", host: {library_launch: \"1 s\"}").find("at most 100 ms"), std::string::npos);
+  EXPECT_NE(error(", host: {dispatch_per_kernel: \"-3 us\"}").find("dispatch_per_kernel"), std::string::npos);
+  const std::string many = error("", "[{elementwise: e, kernels: {forward: 1e9, backward: 0}}]");
+  EXPECT_NE(many.find("kernels.forward"), std::string::npos) << many;
 }
 
 TEST(Colocation, FusedNchwConvolutionsTransposeTheirActivations) {
@@ -253,6 +298,8 @@ TEST(Colocation, FusedNchwConvolutionsTransposeTheirActivations) {
     EXPECT_DOUBLE_EQ(two[i].bytes.value(), 1.28e6);
     EXPECT_NEAR(to_seconds(two[i].alone), to_seconds(transposes) / 2, 1e-12);  // whole picoseconds
     EXPECT_TRUE(two[i].memory_bound);
+    EXPECT_DOUBLE_EQ(two[i].launches, 0.0);  // launched by cuDNN inside the conv op
+    EXPECT_EQ(two[i].library_host, w.library_launch);
   }
   Kernel gemm = expand(w.ops[0], Shard{}, Pass::forward, "bf16").at(0);
   EXPECT_TRUE(gemm.shape.strided);

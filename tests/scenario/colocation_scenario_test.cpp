@@ -35,6 +35,8 @@ TEST(ColocationScenario, BadInputNamesTheArgumentOrFileLineAndKey) {
                                                             "mean 'resnet18_cifar10'?"),
             std::string::npos);
   EXPECT_NE(error_of(f, "jobs=[4, 2]").find("jobs[1]: job counts must be in ascending order"), std::string::npos);
+  EXPECT_NE(error_of(f, "host.dispatch_per_kernel=\"1 s\"").find("host.dispatch_per_kernel: must be at most 100 ms"),
+            std::string::npos);
   EXPECT_NE(error_of(f, "accelerator=B100").find("accelerator: unknown accelerator 'B100'"), std::string::npos);
   EXPECT_NE(error_of(f, "sharing.time_slice=\"1 GB\"").find("sharing.time_slice: \"1 GB\" is a size"), std::string::npos);
   EXPECT_NE(error_of(f, "early_stopping={grace: 1.5, reduction: 3}").find("early_stopping.grace: must be in (0, 1)"),
@@ -108,6 +110,16 @@ TEST(ColocationScenario, MigGivesEachJobTheLargestProfileThatKOfFit) {
   EXPECT_EQ(points[0].status, "ok");
   EXPECT_EQ(points[0].resident, 7);
   EXPECT_NEAR(points[0].memory.value(), 7 * 2.1525e9, 1e6);
+}
+
+// The host's dispatch per launch is the node's: a scenario's `host: dispatch_per_kernel` replaces
+// the workload file's (measured on another host), and its absence keeps the file's.
+TEST(ColocationScenario, TheHostsDispatchOverridesTheWorkloads) {
+  const auto dispatch_us = [](const char* file) {
+    return to_seconds(load_colocation(kDir + file, {}, catalog()).workload.dispatch_per_kernel) * 1e6;
+  };
+  EXPECT_NEAR(dispatch_us("pointnet_h200_synthetic.yaml"), 29.9, 1e-9);
+  EXPECT_NEAR(dispatch_us("pointnet_h100_synthetic.yaml"), 36.7, 1e-9);
 }
 
 TEST(ColocationScenario, ContextMemoryIsTheAcceleratorsWhereMeasured) {

@@ -27,7 +27,8 @@ void expect_committed(const output::Table& t, const std::string& name) {
 }
 
 // The measured points of calibration/data/colocation/<name>.csv against the model, `rows` of them:
-// each within its tolerance exactly where `within(strategy, K, measured)` says so.
+// within its tolerance where `within(strategy, K, measured)` says so; where it says the model
+// misses, the miss must be the documented one: the model above the measurement.
 template <class Within>
 output::Table expect_points(const std::string& name, std::size_t rows, Within within) {
   const output::Table t =
@@ -36,8 +37,11 @@ output::Table expect_points(const std::string& name, std::size_t rows, Within wi
   for (std::size_t i = 0; i < t.rows(); ++i) {
     const std::string& st = t.column("strategy").text[i];
     const double k = t.column("jobs").values[i], measured = t.column("published_speedup").values[i];
-    EXPECT_EQ(std::abs(t.column("error").values[i]) <= t.column("tolerance").values[i], within(st, k, measured))
-        << name << " " << st << " K=" << k;
+    if (within(st, k, measured)) {
+      EXPECT_LE(std::abs(t.column("error").values[i]), t.column("tolerance").values[i]) << name << " " << st << " K=" << k;
+    } else {
+      EXPECT_GT(t.column("error").values[i], 0) << name << " " << st << " K=" << k;
+    }
   }
   expect_committed(t, name);
   return t;
@@ -178,12 +182,12 @@ TEST(ColocationValidation, H100PointNetWithinTolerance) {
 }
 
 // The same job on an H200 (calibration/bench/run_pointnet_bench.sh, run_hold_bench.sh,
-// run_resnet_bench.sh; h200_pointnet.csv): MPS, HFTA's fusion (with the grouped convolutions'
-// transposes) and run 3's time slicing within 20 %. Runs 1 and 4 (time slicing 1.05-1.10) come out
-// 29-35 % high: their one job alone took 6.2-6.4 ms a step, run 3's 8.0 ms, for K = 2 makespans
-// within 2.5 % of each other. Two of three runs say time slicing gains at most 10 % here, and
-// the model (like the simulation fed the measured kernels, x1.26) gains more.
-TEST(ColocationValidation, H200PointNetWithinToleranceButRun1TimeSlicing) {
+// run_resnet_bench.sh; h200_pointnet.csv), with the node's dispatch derived from the plain step
+// alone: MPS, HFTA's fusion (with the grouped convolutions' transposes) and run 3's time slicing
+// within 20 %. Runs 1 and 4 (time slicing 1.05-1.10) come out 18-24 % high: their one job alone
+// took 6.2-6.4 ms a step, run 3's 8.0 ms, for K = 2 makespans within 2.5 % of each other. Two of
+// three runs say time slicing gains at most 10 % here, and the model gains more.
+TEST(ColocationValidation, H200PointNetWithinToleranceButRuns1And4TimeSlicing) {
   expect_points("h200_pointnet", 13, [](const std::string& st, double, double measured) {
     return !(st == "time_slicing" && measured < 1.2);  // runs 1 and 4
   });
@@ -193,12 +197,13 @@ TEST(ColocationValidation, H200PointNetWithinToleranceButRun1TimeSlicing) {
 // the model of the previous commit gave time slicing x1.74 / x2.61 and MPS x1.97 / x3.47 at K = 2 /
 // 4 (1.84 ms of kernels and 189 launches a step; the trace: 4.46 ms and 447). With its layers
 // described from the trace (NCHW convolutions between cuDNN's transposes, strided BatchNorm,
-// library launches at a bare launch's cost) the model gives 4.04 ms and 379 launches, and MPS at
-// K = 4 within 20 %; time slicing (+21 / +36 %) and MPS at K = 2 (+30 %) still gain too much.
+// library launches at a bare launch's cost) the model gives 4.15 ms and 379 launches; time slicing
+// at K = 2 and MPS at K = 4 come within 20 %, time slicing at K = 4 (+21 %) and MPS at K = 2
+// (+23 %) still gain too much.
 TEST(ColocationValidation, H200ResNet18) {
-  const output::Table t =
-      expect_points("h200_resnet18", 4, [](const std::string& st, double k, double) { return st == "mps" && k == 4; });
-  for (std::size_t i = 0; i < t.rows(); ++i) EXPECT_GT(t.column("error").values[i], 0) << "the model gains more";
+  expect_points("h200_resnet18", 4, [](const std::string& st, double k, double) {
+    return (st == "time_slicing" && k == 2) || (st == "mps" && k == 4);
+  });
 }
 
 // The H200's loops (h200_coloc_bench.csv) have no queued_long or probe rows: the slice and switch
