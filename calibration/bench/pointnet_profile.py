@@ -176,6 +176,9 @@ def traced_kernels(p):
 
 
 def write_csv(path, rows):
+    if not rows:
+        print(f"nothing to write to {path}", flush=True)
+        return
     with open(path + ".tmp", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         w.writeheader()

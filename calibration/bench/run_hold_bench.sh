@@ -20,6 +20,7 @@ b=build-gpu/scalepoint-coloc-bench
   done
   py=$(for p in python3 python /usr/bin/python3; do
     $p -c "import torch; assert torch.cuda.is_available()" 2>/dev/null && { echo $p; break; }; done)
+  [ -n "$py" ] || { echo "no python with CUDA torch"; exit 1; }
   timeout 120 $py $bench/pointnet_profile.py --out "$out" --models 2,4 --trace-models 4 --timed-steps 50
   timeout 60 $py $bench/pointnet_coloc.py --sharing time_slicing --jobs 1,2 --steps 100 --out "$out/pointnet_time_slicing.csv"
 } 2>&1 | tee "$out/log.txt"

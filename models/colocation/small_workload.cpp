@@ -88,7 +88,8 @@ std::vector<StepKernel> step_kernels(const SmallWorkload& w, const Accelerator& 
       sk.memory_bound = true;
     } else {
       const GemmShape& g = k.shape;
-      sk.bytes = Bytes(2.0 * g.batch * k.count * (g.m * g.k / g.a_reuse + g.k * g.n / g.b_reuse + g.m * g.n / g.c_reuse));
+      sk.bytes = Bytes(element_bytes(k.dtype) * g.batch * k.count *
+                       (g.m * g.k / g.a_reuse + g.k * g.n / g.b_reuse + g.m * g.n / g.c_reuse));
     }
     // An entry of n kernels runs as n launches each followed by its kernel, not n launches and
     // then all the work: the device idles between small kernels, and other contexts see those gaps.
