@@ -12,6 +12,7 @@
 #include "models/training/step_model.hpp"
 #include "sim/config/loader.hpp"
 #include "sim/core/engine.hpp"
+#include "sim/scenario/colocation.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace {
@@ -151,6 +152,25 @@ BENCHMARK_CAPTURE(BM_Scenario, bert, "bert")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Scenario, llama2_70b_lora, "llama2_70b_lora")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Scenario, retinanet, "retinanet")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Scenario, stable_diffusion, "stable_diffusion")->Unit(benchmark::kMillisecond);
+
+// One co-location point of ResNet-18 on an A100 (scenarios/colocation/resnet18_a100.yaml, one
+// epoch: 391 steps of 379 kernels a job) at K jobs, the strategy given: the event rate of the
+// kernel-by-kernel simulation. items/s counts engine events.
+void BM_Colocation(benchmark::State& state, const char* strategy) {
+  ColocationSpec spec = load_colocation(std::string(SP_SOURCE_DIR) + "/scenarios/colocation/resnet18_a100.yaml",
+                                        {config::parse_override(std::string("strategies=[") + strategy + "]"),
+                                         config::parse_override("jobs=[" + std::to_string(state.range(0)) + "]")},
+                                        catalog());
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    const auto points = run_colocation(spec);
+    events += points.at(0).run.events;
+    benchmark::DoNotOptimize(points.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(events));
+}
+BENCHMARK_CAPTURE(BM_Colocation, time_slicing, "time_slicing")->Arg(8)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Colocation, mps, "mps")->Arg(8)->Arg(32)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
