@@ -1,4 +1,5 @@
 #include "sim/scenario/colocation.hpp"
+
 #include "sim/config/loader.hpp"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/rng.hpp"
+#include "sim/scenario/kernel_trace.hpp"
 
 namespace sp {
 
@@ -97,7 +99,7 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
     dispatch = d.as_nonnegative_duration();
     if (*dispatch > seconds(0.1)) d.fail("must be at most 100 ms a launch");
   }
-  job.expect_only({"workload", "batch", "steps", "epochs", "host_per_step", "cpu_cores"});
+  job.expect_only({"workload", "batch", "steps", "epochs", "host_per_step", "cpu_cores", "trace"});
   s.workload = small_workload(job.at("workload"));
   if (dispatch) s.workload.dispatch_per_kernel = *dispatch;
   // The input pipeline is the run's, not the model's: data already on the GPU costs no host time a
@@ -142,6 +144,20 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
     for (Strategy x : kStrategies) {
       if (x != Strategy::mig || s.accelerator.mig) s.strategies.push_back(x);
     }
+  }
+  if (auto tr = job.find("trace")) {
+    // A measured step instead of the workload's modelled kernels (memory and batch stay the
+    // workload's): `trace: {file: PATH, step: N}`, PATH relative to the scenario file.
+    tr->expect_only({"file", "step"});
+    const std::filesystem::path given = tr->at("file").as_string();
+    const std::filesystem::path path = given.is_absolute() ? given : std::filesystem::path(file).parent_path() / given;
+    if (!std::filesystem::exists(path)) tr->at("file").fail("no such file: " + path.string());
+    const int step = tr->has("step") ? static_cast<int>(tr->at("step").as_int()) : -1;
+    if (tr->has("step") && step < 0) tr->at("step").fail("must be a step of the trace (0 or more)");
+    if (std::find(s.strategies.begin(), s.strategies.end(), Strategy::fused) != s.strategies.end()) {
+      tr->fail("a trace is one plain job's kernels; fused copies need the workload's ops", "drop `fused` from strategies");
+    }
+    s.traced = load_kernel_trace(path.string(), step, s.accelerator, s.workload.library_launch);
   }
   if (auto es = root.find("early_stopping")) {
     es->expect_only({"grace", "reduction", "seed"});
@@ -267,7 +283,8 @@ ColocationPoint run_point(const ColocationSpec& s, int k, Strategy strategy) {
   }
   if (p.status != "ok") return p;
 
-  const std::vector<models::StepKernel> kernels = models::step_kernels(w, s.accelerator, s.batch, models_per_process);
+  const std::vector<models::StepKernel> kernels =
+      s.traced.empty() ? models::step_kernels(w, s.accelerator, s.batch, models_per_process) : s.traced;
   models::ColocatedJob job{&kernels, s.steps, w.dispatch_per_kernel, w.host_per_step, s.start_up, w.cpu_cores};
   std::vector<models::ColocatedJob> jobs(static_cast<std::size_t>(groups), job);
   if (s.stop_reduction > 1 && strategy != Strategy::fused) {

@@ -49,6 +49,7 @@ struct ColocationSpec {
   std::string name, description, file;
   models::Accelerator accelerator;
   models::SmallWorkload workload;
+  std::vector<models::StepKernel> traced;  // a measured step (job.trace) run instead of the workload's kernels
   double batch = 0;
   double steps = 0;  // per job (epochs x steps per epoch when given in epochs)
   std::vector<int> jobs;  // the K values, ascending

@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <unistd.h>
+#include <fstream>
+#include <filesystem>
 #include <string>
 
 #include "sim/config/loader.hpp"
 #include "sim/core/error.hpp"
 #include "sim/scenario/colocation.hpp"
+#include "sim/scenario/kernel_trace.hpp"
 
 namespace sp {
 
@@ -124,6 +128,56 @@ TEST(ColocationScenario, TheHostsDispatchOverridesTheWorkloads) {
   };
   EXPECT_NEAR(dispatch_us("pointnet_h200_synthetic.yaml"), 29.9, 1e-9);
   EXPECT_NEAR(dispatch_us("pointnet_h100_synthetic.yaml"), 36.7, 1e-9);
+}
+
+// A measured step as the job (sim/scenario/kernel_trace.hpp), worked by hand on three kernels of
+// step 0: a 10 us kernel on a 4x2x1 grid launched at 0 us (a dispatch), a 5 us one of 1,000
+// blocks launched 3 us later (within 8 us: a library's launch, 4 us of host), a copy to the host at
+// 50 us (a dispatch, waited on), and a last kernel. Each runs its duration plus the H100's
+// 1.776 us of launch latency, as wide as its blocks (at most 132 SMs; a copy 1).
+TEST(ColocationScenario, AMeasuredTraceBecomesTheJobsKernels) {
+  const auto dir = std::filesystem::temp_directory_path() / ("sp_trace_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  const std::string head = "step,kind,name,duration_us,launch_us,grid\n";
+  const std::string csv = write("t.csv", head +
+                                             "0,kernel,a,10,0,4x2x1\n"
+                                             "0,kernel,b,5,3,1000x1x1\n"
+                                             "0,gpu_memcpy,Memcpy DtoH (Device -> Pinned),1,50,\n"
+                                             "0,kernel,c,2,90,1x1x1\n"
+                                             "1,kernel,a,10,0,4x2x1\n");
+  const models::Accelerator h100 = *catalog().find_accelerator("H100-SXM5-80GB");
+  const auto k = load_kernel_trace(csv, 0, h100, microseconds(4));
+  ASSERT_EQ(k.size(), 4u);
+  EXPECT_NEAR(to_seconds(k[0].alone) * 1e6, 11.776, 1e-9);
+  EXPECT_EQ(k[0].width, 8);
+  EXPECT_DOUBLE_EQ(k[0].launches, 1.0);
+  EXPECT_EQ(k[1].width, 132);
+  EXPECT_DOUBLE_EQ(k[1].launches, 0.0);
+  EXPECT_EQ(k[1].library_host, microseconds(4));
+  EXPECT_EQ(k[2].width, 1);
+  EXPECT_TRUE(k[2].host_waits);
+  EXPECT_FALSE(k[3].host_waits);
+  EXPECT_EQ(load_kernel_trace(csv, -1, h100, microseconds(4)).size(), 1u);  // the middle of steps 0, 1: 1
+  const auto error = [&](const std::string& text, int step) {
+    try {
+      load_kernel_trace(write("bad.csv", text), step, h100, microseconds(4));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(error(head + "0,kernel,a,10,0,4x2x1\n", 3).find("no kernels of step 3"), std::string::npos);
+  EXPECT_NE(error(head + "0,kernel,a,10,0,4xtwo\n", 0).find("bad.csv:2: grid"), std::string::npos);
+  EXPECT_NE(error(head + "0,kernel,a,-1,0,4x1x1\n", 0).find("bad.csv:2: duration_us"), std::string::npos);
+  EXPECT_NE(error("step,kind,name,duration_us,grid\n0,kernel,a,1,1\n", 0).find("launch_us"), std::string::npos);
+  // A trace is one plain job: fused copies are refused where the trace is named.
+  const std::string fused = error_of(kDir + "pointnet_h200_trace.yaml", "strategies=[sequential, fused]");
+  EXPECT_NE(fused.find("job.trace: a trace is one plain job's kernels"), std::string::npos) << fused;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ColocationScenario, ContextMemoryIsTheAcceleratorsWhereMeasured) {
