@@ -23,7 +23,7 @@ int width_of(const Kernel& k, const Accelerator& a) {
   const double units = std::max(1, a.compute.parallel_units);
   double w = 1;
   if (k.kind == Kernel::Kind::stream) {
-    w = std::ceil(k.bytes.value() / std::max(1.0, k.count) / kStreamBytesPerSm);
+    w = k.blocks > 0 ? k.blocks : std::ceil(k.bytes.value() / std::max(1.0, k.count) / kStreamBytesPerSm);
   } else {
     const double tm = std::min<double>(a.compute.tile_m, std::max(1.0, k.shape.m));
     const double tn = std::min<double>(a.compute.tile_n, std::max(1.0, k.shape.n));

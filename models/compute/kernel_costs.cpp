@@ -93,9 +93,11 @@ Duration gemm_time(const Accelerator& a, const std::string& dtype, const GemmSha
   return seconds(trend_seconds(a, dt, s) * std::exp(correction_log(a.compute, dt, s)));
 }
 
-Duration stream_time(const Accelerator& a, Bytes bytes, double kernels, bool strided) {
+Duration stream_time(const Accelerator& a, Bytes bytes, double kernels, bool strided, double blocks) {
+  const double units = std::max(1, a.compute.parallel_units);
+  const double share = blocks > 0 ? std::min(1.0, blocks / units) : 1.0;
   const BytesPerSecond achievable =
-      a.memory_bandwidth * (a.compute.memory_efficiency * (strided ? a.compute.strided_access_fraction : 1.0));
+      a.memory_bandwidth * (a.compute.memory_efficiency * (strided ? a.compute.strided_access_fraction : 1.0) * share);
   return scale(a.compute.kernel_latency, kernels) + bytes / achievable;
 }
 

@@ -83,8 +83,9 @@ std::string gemm_dtype(const Accelerator& a, const std::string& dtype);
 Duration gemm_time_modelled(const Accelerator& a, const std::string& dtype, const GemmShape& s);
 /// One GEMM kernel: the trend, corrected by the accelerator's measured shapes where it has them.
 Duration gemm_time(const Accelerator& a, const std::string& dtype, const GemmShape& s);
-/// `kernels` memory-bound kernels moving `bytes` in all, `strided` without vector accesses.
-Duration stream_time(const Accelerator& a, Bytes bytes, double kernels, bool strided = false);
+/// `kernels` memory-bound kernels moving `bytes` in all, `strided` without vector accesses, each of
+/// `blocks` work units (0: plenty; fewer than the SMs reach that share of the bandwidth).
+Duration stream_time(const Accelerator& a, Bytes bytes, double kernels, bool strided = false, double blocks = 0);
 
 /// Recomputes each measured shape's log(measured / trend): after parsing, and whenever the trend's
 /// parameters or the peaks change.

@@ -127,6 +127,7 @@ std::vector<Kernel> expand(const Op& op, const Shard& s, Pass pass, const std::s
                 (fwd ? op.forward_bytes_per_parameter : op.backward_bytes_per_parameter) * (s.parameters / s.tp);
       k.count = fwd ? op.forward_kernels : op.backward_kernels;
       k.strided = op.strided;
+      k.blocks = fwd ? op.forward_blocks : op.backward_blocks;
       k.dtype = dtype;
       if (k.count > 0 || k.bytes.value() > 0) out.push_back(k);
       break;
@@ -240,7 +241,23 @@ Op parse_op(const config::ConfigNode& n) {
       break;
     case OpKind::elementwise: {
       n.expect_only({"elementwise", "region", "per_token", "per_sample", "per_parameter", "kernels", "access",
-                     "precision"});
+                     "blocks", "precision"});
+      if (auto b = n.find("blocks")) {  // N for both passes, or {forward: N, backward: M}; 0 for plenty
+        const auto count = [](const config::ConfigNode& v) {
+          const double c = v.as_number();
+          if (!(c >= 0 && c <= 1e9 && c == static_cast<double>(static_cast<std::int64_t>(c)))) {
+            v.fail("needs a whole number of blocks, 0 for plenty");
+          }
+          return c;
+        };
+        if (b->is_map()) {
+          b->expect_only({"forward", "backward"});
+          op.forward_blocks = count(b->at("forward"));
+          op.backward_blocks = count(b->at("backward"));
+        } else {
+          op.forward_blocks = op.backward_blocks = count(*b);
+        }
+      }
       if (auto a = n.find("access")) {
         const std::string v = a->as_string();
         if (v != "vector" && v != "strided") a->fail("unknown access '" + v + "'", "valid: vector (default), strided");

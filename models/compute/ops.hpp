@@ -68,6 +68,11 @@ struct Op {
   Bytes forward_bytes_per_sample, backward_bytes_per_sample;
   Bytes forward_bytes_per_parameter, backward_bytes_per_parameter;  // of the layer group instance
   double forward_kernels = 0, backward_kernels = 0;
+  // elementwise: the work units (thread blocks) each kernel of the pass has, 0 for plenty. A
+  // per-channel kernel has one block a channel; with fewer blocks than SMs it reaches only that
+  // share of the bandwidth (measured: cuDNN's BatchNorm on 64 channels runs at half the rate of
+  // 128 or more, h200_pointnet_kernels.csv and h200_resnet18_kernels.csv).
+  double forward_blocks = 0, backward_blocks = 0;
 };
 
 /// One accelerator's share of one micro-batch.
@@ -91,6 +96,7 @@ struct Kernel {
   double work = 1;       // attention: products of that shape per kernel (2 forward, 5 backward in all)
   Bytes bytes;           // stream
   bool strided = false;  // stream: without vector accesses
+  double blocks = 0;     // stream: work units a kernel has (0: plenty)
   // launched by a library inside a framework op already dispatched (cuDNN's transposes, the second
   // GEMM of a convolution's backward): a bare launch on the host, not the framework's dispatch
   bool library_launch = false;

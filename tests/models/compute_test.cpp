@@ -126,6 +126,22 @@ TEST(KernelCosts, StridedPassesGetAShareOfTheBandwidth) {
   EXPECT_NEAR(us(kernel_time(k[0], a)), 7.0, 1e-9);
 }
 
+TEST(KernelCosts, AKernelOfFewerBlocksThanSmsReachesThatShareOfTheBandwidth) {
+  // The toy's 100 units: 1 MB in one kernel of 50 blocks (a per-channel pass over 50 channels)
+  // gets half of 0.8 TB/s: 2 + 2.5 us; 100 or more blocks, or 0 (plenty), the whole: 2 + 1.25 us.
+  Accelerator a = toy();
+  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, false, 50)), 4.5, 1e-9);
+  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, false, 100)), 3.25, 1e-9);
+  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, false, 0)), 3.25, 1e-9);
+  // `blocks: {forward: 0, backward: 50}` on an op: its backward kernel is the narrow one.
+  const Op o = parse_op(config::load_string(
+      "{elementwise: bias, per_sample: {forward: \"1 MB\", backward: \"1 MB\"}, kernels: {forward: 1, backward: 1}, "
+      "blocks: {forward: 0, backward: 50}}",
+      "op.yaml"));
+  EXPECT_NEAR(us(kernel_time(expand(o, Shard{}, Pass::forward, "fp16").at(0), a)), 3.25, 1e-9);
+  EXPECT_NEAR(us(kernel_time(expand(o, Shard{}, Pass::backward, "fp16").at(0), a)), 4.5, 1e-9);
+}
+
 TEST(Ops, NchwConvolutionOverUnalignedPositionsIsStrided) {
   // A 1x1 convolution 64 -> 64 over 2,500 positions of one sample in NCHW: the positions are
   // the contiguous run, 2,500 x 2 B is not a multiple of 16 B, so the GEMM has no vector access.
@@ -355,6 +371,8 @@ TEST(Ops, ParseErrorsNameTheKey) {
   EXPECT_NE(bad("{elementwise: e, kernels: {forward: 1, backward: 1}, access: gather}").find("unknown access 'gather'"),
             std::string::npos);
   EXPECT_NE(bad("{conv: c, in: 8, out: 8, kernel: 1, positions: [4], layout: nhcw}").find("unknown layout 'nhcw'"),
+            std::string::npos);
+  EXPECT_NE(bad("{elementwise: e, kernels: {forward: 1, backward: 1}, blocks: 2.5}").find("whole number of blocks"),
             std::string::npos);
   const std::string per_family =
       bad("{attention: a, heads: 8, head_dim: 64, context_parallel_precision: {default: bf16, blackwell: fp4}}");

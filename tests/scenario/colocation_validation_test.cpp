@@ -184,7 +184,7 @@ TEST(ColocationValidation, H100PointNetWithinTolerance) {
 // The same job on an H200 (calibration/bench/run_pointnet_bench.sh, run_hold_bench.sh,
 // run_resnet_bench.sh; h200_pointnet.csv), with the node's dispatch derived from the plain step
 // alone: MPS, HFTA's fusion (with the grouped convolutions' transposes) and run 3's time slicing
-// within 20 %. Runs 1 and 4 (time slicing 1.05-1.10) come out 18-24 % high: their one job alone
+// within 20 %. Runs 1 and 4 (time slicing 1.05-1.10) come out 16-21 % high: their one job alone
 // took 6.2-6.4 ms a step, run 3's 8.0 ms, for K = 2 makespans within 2.5 % of each other. Two of
 // three runs say time slicing gains at most 10 % here, and the model gains more.
 TEST(ColocationValidation, H200PointNetWithinToleranceButRuns1And4TimeSlicing) {
@@ -214,13 +214,11 @@ TEST(ColocationValidation, H200ResNet18FromItsTrace) {
 // the model of the previous commit gave time slicing x1.74 / x2.61 and MPS x1.97 / x3.47 at K = 2 /
 // 4 (1.84 ms of kernels and 189 launches a step; the trace: 4.46 ms and 447). With its layers
 // described from the trace (NCHW convolutions between cuDNN's transposes, strided BatchNorm,
-// library launches at a bare launch's cost) the model gives 4.15 ms and 379 launches; time slicing
-// at K = 2 and MPS at K = 4 come within 20 %, time slicing at K = 4 (+21 %) and MPS at K = 2
-// (+23 %) still gain too much.
+// library launches at a bare launch's cost, BatchNorm a block per channel) the model gives 4.52 ms
+// and 379 launches; time slicing (+12 / +14 %) and MPS at K = 4 come within 20 %, MPS at K = 2
+// (+26 %) still gains too much.
 TEST(ColocationValidation, H200ResNet18) {
-  expect_points("h200_resnet18", 4, [](const std::string& st, double k, double) {
-    return (st == "time_slicing" && k == 2) || (st == "mps" && k == 4);
-  });
+  expect_points("h200_resnet18", 4, [](const std::string& st, double k, double) { return !(st == "mps" && k == 2); });
 }
 
 // The H200's loops (h200_coloc_bench.csv) have no queued_long or probe rows: the slice and switch
