@@ -186,10 +186,29 @@ output::Table validation_table(const ValidationReport& rep) {
   return t;
 }
 
-output::Table step_table(const ValidationReport& rep) {
+namespace {
+// The columns a logged phase's row starts with, shared by the step and phase tables: which row of
+// the results it belongs to, its N and its samples per accelerator.
+struct PhaseRowColumns {
   std::vector<std::string> bench, system, kind;
   output::Column n{"accelerators", "count", "N", true, {}, {}};
   output::Column per{"per_accelerator_batch", "samples", "global batch / N", false, {}, {}};
+  void add(const ValidationRow& r) {
+    bench.push_back(r.row.benchmark);
+    system.push_back(r.row.submitter + " " + r.row.system_name);
+    kind.push_back(r.prediction.kind);
+    n.values.push_back(r.row.accelerators);
+    per.values.push_back(r.prediction.estimate.per_accelerator_batch);
+  }
+  std::vector<output::Column> columns() const {
+    return {output::text_column("benchmark", "", bench), output::text_column("system", "", system),
+            output::text_column("kind", "catalog kind", kind), n, per};
+  }
+};
+}  // namespace
+
+output::Table step_table(const ValidationReport& rep) {
+  PhaseRowColumns id;
   output::Column logged{"logged_step_ms", "ms", "training step between evaluations, from the result logs", false, {}, {}};
   output::Column model{"model_step_ms", "ms", "the simulated step, stragglers included", false, {}, {}};
   output::Column err{"error", "1", "model / logged - 1", false, {}, {}};
@@ -197,26 +216,21 @@ output::Table step_table(const ValidationReport& rep) {
     const double step_s = to_seconds(r.prediction.estimate.step.step);
     for (const PhaseObservation& o : r.row.phases) {
       if (o.phase != PhaseObservation::Phase::training_step) continue;
-      bench.push_back(r.row.benchmark);
-      system.push_back(r.row.submitter + " " + r.row.system_name);
-      kind.push_back(r.prediction.kind);
-      n.values.push_back(r.row.accelerators);
-      per.values.push_back(r.prediction.estimate.per_accelerator_batch);
+      id.add(r);
       logged.values.push_back(1e3 * o.seconds);
       model.values.push_back(1e3 * step_s);
       err.values.push_back(step_s / o.seconds - 1);
     }
   }
   output::Table t;
-  t.columns = {output::text_column("benchmark", "", bench), output::text_column("system", "", system),
-               output::text_column("kind", "catalog kind", kind), n, per, logged, model, err};
+  t.columns = id.columns();
+  t.columns.insert(t.columns.end(), {logged, model, err});
   return t;
 }
 
 output::Table phase_table(const ValidationReport& rep) {
-  std::vector<std::string> bench, system, kind, phase;
-  output::Column n{"accelerators", "count", "N", true, {}, {}};
-  output::Column per{"per_accelerator_batch", "samples", "global batch / N", false, {}, {}};
+  PhaseRowColumns id;
+  std::vector<std::string> phase;
   output::Column runs{"runs", "count", "runs the logged time is the mean of", true, {}, {}};
   output::Column logged{"logged_s", "s", "from the result logs (calibration/data/mlperf/README.md)", false, {}, {}};
   output::Column model{"model_s", "s", "the model's counterpart at the row's logged convergence (else the RCP mean)", false, {}, {}};
@@ -225,12 +239,8 @@ output::Table phase_table(const ValidationReport& rep) {
     const std::vector<double>& modelled = r.prediction.phase_seconds;
     for (std::size_t k = 0; k < r.row.phases.size() && k < modelled.size(); ++k) {
       const PhaseObservation& o = r.row.phases[k];
-      bench.push_back(r.row.benchmark);
-      system.push_back(r.row.submitter + " " + r.row.system_name);
-      kind.push_back(r.prediction.kind);
+      id.add(r);
       phase.push_back(phase_name(o.phase));
-      n.values.push_back(r.row.accelerators);
-      per.values.push_back(r.prediction.estimate.per_accelerator_batch);
       runs.values.push_back(o.runs);
       logged.values.push_back(o.seconds);
       model.values.push_back(modelled[k]);
@@ -238,10 +248,10 @@ output::Table phase_table(const ValidationReport& rep) {
     }
   }
   output::Table t;
-  t.columns = {output::text_column("benchmark", "", bench), output::text_column("system", "", system),
-               output::text_column("kind", "catalog kind", kind), n, per,
-               output::text_column("phase", "evaluation | evaluation_setup | after_last_evaluation | training_step", phase),
-               runs, logged, model, err};
+  t.columns = id.columns();
+  t.columns.insert(t.columns.end(),
+                   {output::text_column("phase", "evaluation | evaluation_setup | after_last_evaluation | training_step", phase),
+                    runs, logged, model, err});
   return t;
 }
 

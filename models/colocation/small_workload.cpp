@@ -33,6 +33,12 @@ int width_of(const Kernel& k, const Accelerator& a) {
 }
 }  // namespace
 
+Duration parse_launch_time(const config::ConfigNode& d) {
+  const Duration t = d.as_nonnegative_duration();
+  if (t > seconds(0.1)) d.fail("must be at most 100 ms a launch");
+  return t;
+}
+
 SmallWorkload parse_small_workload(const config::ConfigNode& n) {
   n.expect_only({"name", "description", "source", "precision", "parameters", "dataset_samples",
                  "positions_per_sample", "activations_per_sample", "state_bytes_per_parameter", "ops",
@@ -56,13 +62,8 @@ SmallWorkload parse_small_workload(const config::ConfigNode& n) {
   if (w.ops.empty()) ops.fail("needs at least one op");
   if (auto h = n.find("host")) {
     h->expect_only({"dispatch_per_kernel", "library_launch", "per_step", "cpu_cores"});
-    const auto host_time = [](const config::ConfigNode& d) {
-      const Duration t = d.as_nonnegative_duration();
-      if (t > seconds(0.1)) d.fail("must be at most 100 ms a launch");
-      return t;
-    };
-    if (auto d = h->find("dispatch_per_kernel")) w.dispatch_per_kernel = host_time(*d);
-    if (auto d = h->find("library_launch")) w.library_launch = host_time(*d);
+    if (auto d = h->find("dispatch_per_kernel")) w.dispatch_per_kernel = parse_launch_time(*d);
+    if (auto d = h->find("library_launch")) w.library_launch = parse_launch_time(*d);
     if (auto d = h->find("per_step")) w.host_per_step = d->as_duration();
     if (auto c = h->find("cpu_cores")) w.cpu_cores = c->as_positive_number();
   }
@@ -111,13 +112,7 @@ std::vector<StepKernel> step_kernels(const SmallWorkload& w, const Accelerator& 
           // weight gradient; read and written, strided) around a channels-last GEMM with vector
           // accesses, launching them inside the op (measured: HFTA's fused PointNet on an H200,
           // h200_pointnet_fused4_kernels.csv: nchwToNhwc and nhwcToNchw kernels, sm90 implicit GEMMs).
-          Kernel transpose;
-          transpose.kind = Kernel::Kind::stream;
-          transpose.strided = true;
-          transpose.bytes = k.nchw_activation_bytes * 2.0;
-          transpose.count = 2;
-          transpose.library_launch = true;
-          add(transpose);
+          add(nchw_transposes(k.nchw_activation_bytes, k.dtype));
           k.shape.strided = false;
         }
         add(k);

@@ -41,6 +41,9 @@ struct SmallWorkload {
 
 SmallWorkload parse_small_workload(const config::ConfigNode& node);
 
+/// A host's time per launch (`dispatch_per_kernel`, `library_launch`): from 0 to 100 ms.
+Duration parse_launch_time(const config::ConfigNode& node);
+
 /// One kernel of a training step as the co-location simulation runs it.
 struct StepKernel {
   Duration alone;    // on the whole accelerator, nothing beside it

@@ -54,16 +54,7 @@ void expand_matmul(const Op& op, const Shard& s, Pass pass, const std::string& d
     // (or their gradients).
     const Bytes activations((m * n + m * k * op.input_scale) * op.groups * element_bytes(dtype));
     const auto gemm = [&](GemmShape g) {
-      if (op.nchw && !op.nchw_gemm) {  // channels-last between transposes: each activation read and written
-        Kernel t;
-        t.kind = Kernel::Kind::stream;
-        t.strided = true;
-        t.bytes = activations * 2.0;
-        t.count = 2;
-        t.dtype = dtype;
-        t.library_launch = true;
-        out.push_back(t);
-      }
+      if (op.nchw && !op.nchw_gemm) out.push_back(nchw_transposes(activations, dtype));  // channels-last
       add_gemm(out, g, dtype);
       if (op.nchw_gemm) out.back().nchw_activation_bytes = activations;
     };
@@ -106,6 +97,17 @@ void expand_attention(const Op& op, const Shard& s, Pass pass, const std::string
 }
 
 }  // namespace
+
+Kernel nchw_transposes(Bytes activations, const std::string& dtype) {
+  Kernel t;
+  t.kind = Kernel::Kind::stream;
+  t.strided = true;
+  t.bytes = activations * 2.0;
+  t.count = 2;
+  t.dtype = dtype;
+  t.library_launch = true;
+  return t;
+}
 
 std::vector<Kernel> expand(const Op& op, const Shard& s, Pass pass, const std::string& workload_precision) {
   std::vector<Kernel> out;
@@ -242,20 +244,21 @@ Op parse_op(const config::ConfigNode& n) {
     case OpKind::elementwise: {
       n.expect_only({"elementwise", "region", "per_token", "per_sample", "per_parameter", "kernels", "access",
                      "blocks", "precision"});
-      if (auto b = n.find("blocks")) {  // N for both passes, or {forward: N, backward: M}; 0 for plenty
-        const auto count = [](const config::ConfigNode& v) {
-          const double c = v.as_number();
-          if (!(c >= 0 && c <= 1e9 && c == static_cast<double>(static_cast<std::int64_t>(c)))) {
-            v.fail("needs a whole number of blocks, 0 for plenty");
-          }
-          return c;
-        };
+      // Per pass and bounded: kernels are launched one by one (the co-location simulation runs
+      // each), so a count beyond a real framework's is a typo; blocks are whole, 0 for plenty.
+      const auto bounded = [](const config::ConfigNode& v, double most, bool integral, const std::string& what) {
+        const double c = v.as_number();
+        if (!(c >= 0 && c <= most && (!integral || c == std::floor(c)))) v.fail("needs " + what);
+        return c;
+      };
+      const std::string blocks = "a whole number of blocks, 0 for plenty";
+      if (auto b = n.find("blocks")) {  // N for both passes, or {forward: N, backward: M}
         if (b->is_map()) {
           b->expect_only({"forward", "backward"});
-          op.forward_blocks = count(b->at("forward"));
-          op.backward_blocks = count(b->at("backward"));
+          op.forward_blocks = bounded(b->at("forward"), 1e9, true, blocks);
+          op.backward_blocks = bounded(b->at("backward"), 1e9, true, blocks);
         } else {
-          op.forward_blocks = op.backward_blocks = count(*b);
+          op.forward_blocks = op.backward_blocks = bounded(*b, 1e9, true, blocks);
         }
       }
       if (auto a = n.find("access")) {
@@ -273,14 +276,9 @@ Op parse_op(const config::ConfigNode& n) {
       if (auto t = n.find("per_parameter")) per_pass(*t, op.forward_bytes_per_parameter, op.backward_bytes_per_parameter);
       const config::ConfigNode k = n.at("kernels");
       k.expect_only({"forward", "backward"});
-      op.forward_kernels = k.at("forward").as_number();
-      op.backward_kernels = k.at("backward").as_number();
-      // A pass's kernels are launched one by one (the co-location simulation runs each): a count
-      // beyond a real framework's is a typo, not a workload.
-      for (const char* pass : {"forward", "backward"}) {
-        const double c = k.at(pass).as_number();
-        if (!(c >= 0 && c <= 100000)) k.at(pass).fail("kernel counts must be between 0 and 100,000");
-      }
+      const std::string kernels = "kernel counts between 0 and 100,000";
+      op.forward_kernels = bounded(k.at("forward"), 1e5, false, kernels);
+      op.backward_kernels = bounded(k.at("backward"), 1e5, false, kernels);
       break;
     }
   }

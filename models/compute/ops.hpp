@@ -109,6 +109,10 @@ struct Kernel {
   Flops model_flops;     // as the workload counts them (all kernels of this entry)
 };
 
+/// cuDNN's transposes of an NCHW convolution run channels-last: `activations` (its GEMM's input
+/// and output) read and written, strided, in two launches the library makes inside the op.
+Kernel nchw_transposes(Bytes activations, const std::string& dtype);
+
 /// The kernels of `op` for one pass over one micro-batch share.
 std::vector<Kernel> expand(const Op& op, const Shard& s, Pass pass, const std::string& workload_precision);
 

@@ -130,6 +130,23 @@ TEST(ColocationScenario, TheHostsDispatchOverridesTheWorkloads) {
   EXPECT_NEAR(dispatch_us("pointnet_h100_synthetic.yaml"), 36.7, 1e-9);
 }
 
+// The H200 scenarios type in a dispatch per launch derived from one job's step alone, measured in
+// the profile runs (h200_pointnet_fused.csv run 2: 6.918 ms; h200_resnet18_profile.csv: 8.041 ms):
+// the simulated step alone must still be that step (0.5 %), or a change to the model that moved it
+// must derive the value again (the scenario files say how).
+TEST(ColocationScenario, DerivedDispatchesStillGiveTheMeasuredStepAlone) {
+  for (const auto& [file, step_ms] : {std::pair{"pointnet_h200_synthetic.yaml", 6.918},
+                                      std::pair{"pointnet_h200_trace.yaml", 6.918},
+                                      std::pair{"resnet18_h200_trace.yaml", 8.041}}) {
+    ColocationSpec s = load_colocation(kDir + file, {}, catalog());
+    s.jobs = {1};
+    s.strategies = {Strategy::sequential};
+    const auto points = run_colocation(s);
+    ASSERT_EQ(points.size(), 1u);
+    EXPECT_NEAR(to_seconds(points[0].run.makespan) / s.steps * 1e3 / step_ms, 1, 0.005) << file;
+  }
+}
+
 // A measured step as the job (sim/scenario/kernel_trace.hpp), worked by hand on three kernels of
 // step 0: a 10 us kernel on a 4x2x1 grid launched at 0 us (a dispatch), a 5 us one of 1,000
 // blocks launched 3 us later (within 8 us: a library's launch, 4 us of host), a copy to the host at
