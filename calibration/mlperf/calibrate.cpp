@@ -42,6 +42,7 @@ void set_model_errors(models::Calibration& c, const FitProblem& pb, const std::v
   std::map<std::string, std::vector<double>> by_workload;
   std::map<int, std::vector<double>> by_scale;
   for (std::size_t k = 0; k < use.size(); ++k) {
+    if (std::isnan(log_errors[k])) continue;  // a kind its fit had not seen (kind_known)
     const PreparedRow& r = pb.rows()[use[k]];
     by_workload[r.workload.name].push_back(std::abs(log_errors[k]));
     by_scale[models::scale_ranges().lower_bound(r.row.accelerators)->first].push_back(std::abs(log_errors[k]));
@@ -51,10 +52,18 @@ void set_model_errors(models::Calibration& c, const FitProblem& pb, const std::v
   for (auto& [bound, e] : by_scale) c.scale_error[bound] = robust_log_spread(std::move(e));
 }
 
+// Whether a fit on `train` has seen `kind`. The model error is that of a system whose kind the fit
+// knows; a held-out row of an unseen kind errs by its software levels' spread as well, which its
+// interval adds separately (Calibration::software), so its error would count that spread twice.
+bool kind_known(const FitProblem& pb, const std::vector<std::size_t>& train, const std::string& kind) {
+  return std::any_of(train.begin(), train.end(), [&](std::size_t i) { return pb.rows()[i].kind == kind; });
+}
+
 // Held-out log errors of the rows `use` by k-fold cross-validation over their systems (system s
 // in fold s mod k, systems in name order): what sets the model error of a fit on `use` without
 // looking at anything else. Systems, not kinds, whatever the outer hold-out: the model error is
-// that of a system whose kind the fit knows; what an unseen kind adds is its levels' spread.
+// that of a system whose kind the fit knows; what an unseen kind adds is its levels' spread. A
+// row whose kind the fold's fit has not seen gets NaN (set_model_errors leaves it out).
 std::vector<double> inner_errors(const Context& cx, const std::vector<std::size_t>& use, const Eigen::VectorXd& start) {
   const Context by_system{cx.catalog, cx.platforms, cx.problem, HoldOut::system, {}};
   const std::vector<std::string> systems = by_system.groups(use);
@@ -71,7 +80,10 @@ std::vector<double> inner_errors(const Context& cx, const std::vector<std::size_
       }
     }
     const FitProblem::Fit fit = cx.problem.fit(train, start, 25);
-    for (std::size_t k : test) out[k] = cx.problem.log_error(cx.problem.rows()[use[k]], fit.x);
+    for (std::size_t k : test) {
+      const PreparedRow& r = cx.problem.rows()[use[k]];
+      out[k] = kind_known(cx.problem, train, r.kind) ? cx.problem.log_error(r, fit.x) : std::nan("");
+    }
   }
   return out;
 }
@@ -87,13 +99,14 @@ struct HeldOut {
   std::vector<std::size_t> rows;
   std::vector<ValidationRow> predictions;
   FitProblem::Fit fit;
+  std::vector<std::size_t> train;  // the rows the fit used
 };
 
 // Refit without `group`, set its model errors from cross-validation inside the rest, predict it.
 HeldOut hold_out(const Context& cx, const std::string& group, const Eigen::VectorXd& start, int samples,
                  std::uint64_t seed) {
   HeldOut out;
-  std::vector<std::size_t> train;
+  std::vector<std::size_t>& train = out.train;
   for (std::size_t i = 0; i < cx.problem.rows().size(); ++i) {
     (cx.group_of(cx.problem.rows()[i]) == group ? out.rows : train).push_back(i);
   }
@@ -125,7 +138,8 @@ std::vector<ValidationRow> cross_validate(const Context& cx, const Eigen::Vector
         const std::lock_guard<std::mutex> lock(progress);
         for (std::size_t j = 0; j < h.rows.size(); ++j) {
           rows[h.rows[j]] = h.predictions[j];
-          errors[h.rows[j]] = cx.problem.log_error(cx.problem.rows()[h.rows[j]], h.fit.x);
+          const PreparedRow& r = cx.problem.rows()[h.rows[j]];
+          errors[h.rows[j]] = kind_known(cx.problem, h.train, r.kind) ? cx.problem.log_error(r, h.fit.x) : std::nan("");
         }
         if (o.progress) o.progress(fmt::format("left out {} ({} of {})", groups[k], ++done, groups.size()));
       } catch (...) {

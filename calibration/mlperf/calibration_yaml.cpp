@@ -25,8 +25,10 @@ std::string summary(const char* key, const char* what, const ValidationReport& r
     y += fmt::format("  \"{}\": {{rows: {}, median: {:.2f}, p90: {:.2f}, max: {:.2f}, in_p10_p90: {:.2f}", s.group,
                      s.rows, s.median_ape, s.p90_ape, s.max_ape, s.coverage);
     if (!std::isnan(s.median_ape_at_logged)) {
-      y += fmt::format(", at_logged_convergence: {{median: {:.2f}, p90: {:.2f}}}", s.median_ape_at_logged,
-                       s.p90_ape_at_logged);
+      y += fmt::format(", at_logged_convergence: {{median: {:.2f}, p90: {:.2f}}}, convergence_only: {{median: {:.2f}, "
+                       "p90: {:.2f}}}",
+                       s.median_ape_at_logged, s.p90_ape_at_logged, s.median_ape_convergence_only,
+                       s.p90_ape_convergence_only);
     }
     y += "}\n";
   }

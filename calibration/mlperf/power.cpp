@@ -78,7 +78,9 @@ PowerFit fit_power(const std::vector<PowerResult>& rows, const SystemModelInputs
   for (PowerFitRow& f : fit.rows) {
     const auto e = models::estimate_energy(f.prediction.estimate, f.prediction.platform, fit.calibration);
     f.predicted_power_w = (e.nodes() / e.run).value();
-    f.predicted_energy_kj = e.nodes().value() / 1e3;
+    // MLPerf Power's energy per run is a score like the time (the row's energy / power is its
+    // published, RCP-scaled time), so the model's run energy is scaled the same way here.
+    f.predicted_energy_kj = e.nodes().value() / 1e3 * f.prediction.estimate.rcp_normalisation;
     f.power_error = f.predicted_power_w / f.row.power_w - 1;
     f.energy_error = f.predicted_energy_kj / f.row.energy_kj - 1;
     f.time_error = to_seconds(f.prediction.estimate.time_to_train) / 60 / *f.row.system.time_to_train_min - 1;

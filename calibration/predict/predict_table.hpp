@@ -37,6 +37,11 @@ struct ErrorSummary {
   // The same at the rows' logged convergence, over the rows that give it (NaN: none does).
   double median_ape_at_logged = std::numeric_limits<double>::quiet_NaN();
   double p90_ape_at_logged = std::numeric_limits<double>::quiet_NaN();
+  // What convergence alone costs: (1 + error) / (1 + error at logged convergence) - 1, the error
+  // a model exact about the system would still make by predicting the RCP's samples (scaled as
+  // MLPerf scales them) instead of the runs' own; a floor under the errors above.
+  double median_ape_convergence_only = std::numeric_limits<double>::quiet_NaN();
+  double p90_ape_convergence_only = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct ValidationReport {

@@ -83,7 +83,7 @@ EnergyEstimate estimate_energy(const TrainingEstimate& e, const Platform& p, con
     return out;
   }
   out.ok = true;
-  out.run = run.value_or(e.time_to_train);
+  out.run = run.value_or(e.run_time);  // the runs' wall time, not the normalised score
   out.busy = std::min(busy_time(e), out.run);
   out.accelerator = *acc;
   out.host = p.power.host ? *p.power.host : c.host_per_accelerator * p.accelerators_per_node();

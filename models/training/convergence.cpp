@@ -60,16 +60,43 @@ ObservedConvergence observed_convergence(const Workload& w, std::int64_t gbs) {
     o.expected = observe(o.continuous_mean, o.interval);
     return o;
   }
+  double second = 0;  // E[samples^2]
   const double lo = std::floor((o.continuous_mean - 8 * o.stdev) / o.interval);
   const double hi = std::ceil((o.continuous_mean + 8 * o.stdev) / o.interval);
   double below = normal_cdf((lo * o.interval - o.continuous_mean) / o.stdev);
-  o.expected = below * observe(lo * o.interval, o.interval);  // the mass at the first evaluation
+  const double first = observe(lo * o.interval, o.interval);
+  o.expected = below * first;  // the mass at the first evaluation
+  second = below * first * first;
   for (double k = lo + 1; k <= hi; ++k) {
     const double upto = normal_cdf((k * o.interval - o.continuous_mean) / o.stdev);
-    o.expected += std::max(1.0, k) * o.interval * (upto - below);
+    const double at = std::max(1.0, k) * o.interval;
+    o.expected += at * (upto - below);
+    second += at * at * (upto - below);
     below = upto;
   }
+  o.variance = std::max(0.0, second - o.expected * o.expected);
   return o;
+}
+
+}  // namespace sp::models
+
+namespace sp::models {
+
+double expected_max_with(double mean, double sd, double floor) {
+  if (!(sd > 0)) return std::max(mean, floor);
+  // E[max(X, c)] = c + E[(X - c)+] = c + (m - c) Phi(d) + s phi(d), d = (m - c) / s.
+  const double d = (mean - floor) / sd;
+  constexpr double kInvSqrt2Pi = 0.3989422804014327;
+  return floor + (mean - floor) * normal_cdf(d) + sd * kInvSqrt2Pi * std::exp(-0.5 * d * d);
+}
+
+ScoredConvergence scored_convergence(const Workload& w, std::int64_t gbs, int runs) {
+  const ObservedConvergence seen = observed_convergence(w, gbs);
+  ScoredConvergence s;
+  s.trained = seen.expected;
+  s.rcp_mean = samples_to_converge(w, gbs).mean_samples;
+  s.scored = expected_max_with(seen.expected, std::sqrt(seen.variance / std::max(1, runs)), s.rcp_mean);
+  return s;
 }
 
 }  // namespace sp::models

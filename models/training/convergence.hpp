@@ -33,9 +33,29 @@ struct ObservedConvergence {
   double stdev = 0;            // samples
   double interval = 0;         // samples between evaluations at this batch
   double expected = 0;         // E[samples trained], a multiple of interval on every run
+  double variance = 0;         // of one run's samples trained (samples^2), the grid's steps included
 };
 
 ObservedConvergence observed_convergence(const Workload& w, std::int64_t global_batch);
+
+/// MLPerf's RCP normalisation (mlperf_logging's rcp_checker): a result whose runs converge, on
+/// the olympic mean of their samples, in fewer samples than the RCP mean at its batch
+/// (samples_to_converge) has its time scaled up by RCP mean / that mean; a slower one keeps its
+/// time. So the score stands for E[max(mean of runs, RCP mean)] samples, never fewer than the
+/// runs train. The mean of `runs` observed runs is taken as normal with the spread of a plain mean
+/// (the olympic trimming of one run each side adds 5 % of variance at 10 normal runs, 14 % at 5).
+struct ScoredConvergence {
+  double trained = 0;   // E[samples a run trains] (ObservedConvergence::expected)
+  double rcp_mean = 0;  // what the checker compares with
+  double scored = 0;    // E[max(mean of the runs, rcp_mean)]
+  /// E[the score] over E[a run's time], for a time proportional to the samples trained.
+  double normalisation() const { return trained > 0 ? scored / trained : 1.0; }
+};
+
+ScoredConvergence scored_convergence(const Workload& w, std::int64_t global_batch, int runs);
+
+/// E[max(X, floor)] for X normal with this mean and standard deviation.
+double expected_max_with(double mean, double sd, double floor);
 
 /// The first evaluation at or after `samples`: ceil(samples / interval) x interval (at least one).
 double observe(double samples, double interval);

@@ -1,10 +1,12 @@
 // Time to train, as MLPerf scores it (run_start to run_stop, evaluations included):
 //   time_to_train = steps x step_time + evaluations x evaluation_time,  steps = samples / GBS
-// with the samples to converge at this global batch from the RCP table, for one layout of the
+// with the samples to converge at this global batch from the RCP table, scaled up as MLPerf's
+// RCP normalisation does for results that converge faster than the reference, for one layout of the
 // job; a layout that does not fit in memory gets status out_of_memory and no time.
 // Prediction intervals come from Monte Carlo replicates of the MLPerf score itself: each
 // replicate is the olympic mean of the benchmark's runs, every run drawing its samples to
 // converge from the RCP spread and its straggler delays from the maximum of N jittered ranks,
+// scaled up where the runs' olympic mean of samples falls below the RCP mean,
 // times the model's own error (log-normal, spread from calibration's held-out systems).
 #pragma once
 
@@ -35,7 +37,9 @@ struct TrainingEstimate {
   ConvergenceEstimate convergence;
   double steps = 0;
   EvaluationCost evaluation;
-  Duration time_to_train;  // expected
+  Duration run_time;            // E[one run's run_start to run_stop] (what energy integrates)
+  double rcp_normalisation = 1;  // E[the score] / run_time: MLPerf's RCP scaling (ScoredConvergence)
+  Duration time_to_train;       // E[the MLPerf score]: run_time x rcp_normalisation
   Duration p10, p50, p90;  // of the MLPerf score, from replicates (all equal when none)
 
   bool ok() const { return status == "ok"; }

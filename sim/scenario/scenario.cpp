@@ -211,8 +211,9 @@ std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec, bool timelines)
                                     static_cast<std::uint64_t>(n));
     p.energy = models::estimate_energy(p.estimate, spec.platform, spec.power);
     if (p.energy.ok) {
-      p.energy_p10 = p.energy.average() * p.estimate.p10;
-      p.energy_p90 = p.energy.average() * p.estimate.p90;
+      // The score's percentiles back to runs' times: a run is not scaled up, its energy is spent.
+      p.energy_p10 = p.energy.average() * scale(p.estimate.p10, 1 / p.estimate.rcp_normalisation);
+      p.energy_p90 = p.energy.average() * scale(p.estimate.p90, 1 / p.estimate.rcp_normalisation);
     }
     if (timelines && p.estimate.ok()) {
       models::StepTrace trace;
@@ -233,7 +234,8 @@ std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec, bool timelines)
       const double compute = to_seconds(e.step.forward + e.step.backward);
       const double step = to_seconds(e.step.step);
       const double per_sample = e.accelerators * step / static_cast<double>(e.global_batch);
-      return std::array<double, 4>{e.convergence.mean_samples, e.accelerators * compute / e.global_batch,
+      // The samples the score stands for: a run's, scaled as MLPerf's RCP normalisation scales it.
+      return std::array<double, 4>{e.convergence.mean_samples * e.rcp_normalisation, e.accelerators * compute / e.global_batch,
                                    step / compute,
                                    1 + to_seconds(e.evaluation.total) * e.accelerators /
                                            (e.convergence.mean_samples * per_sample)};

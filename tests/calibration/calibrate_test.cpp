@@ -1,6 +1,8 @@
 // Calibration: Levenberg-Marquardt on closed-form problems, the committed parameter file
 // reproduced from the committed data, known parameters recovered from generated times, and the
 // phases the logs time against the model's.
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -451,6 +453,12 @@ TEST(Validate, ErrorsAtTheLoggedConvergenceLeaveTheRunsConvergenceOut) {
   const output::Table t = validation_table(rep);
   EXPECT_NEAR(t.column("error_at_logged_convergence").values[0], -0.05, 1e-12);
   EXPECT_NEAR(summary_table(rep).column("median_ape_at_logged_convergence_pct").values.back(), 3.5, 1e-9);
+  // Convergence alone: a's runs trained 9.5 / 8 of the predicted samples' time, so an exact model
+  // of the system would still be off by 8 / 9.5 - 1 = -15.789 %; b's by 11 / 10.2 - 1 = +7.843 %.
+  // Median of the two 11.816 %, p90 (linear between them) 15.789 - 0.1 x 7.946 = 14.995 %.
+  EXPECT_NEAR(all.median_ape_convergence_only, (100 * (1 - 8.0 / 9.5) + 100 * (11.0 / 10.2 - 1)) / 2, 1e-9);
+  EXPECT_NEAR(all.p90_ape_convergence_only, 100 * (1 - 8.0 / 9.5) - 0.1 * (100 * (1 - 8.0 / 9.5) - 100 * (11.0 / 10.2 - 1)),
+              1e-9);
 }
 
 TEST(Calibrate, SoftwareEfficiencyComesFromTheDeepestLevelSeen) {
@@ -532,6 +540,47 @@ TEST(Calibrate, HostTimePerStepIsThatOfTheCodeTheStackRuns) {
   EXPECT_EQ(host_parameter("TPU-v5p").stack, "jax");
   EXPECT_EQ(host_parameter("H100-SXM5-80GB").stack, "");
   EXPECT_DOUBLE_EQ(host_parameter("TPU-v5p").prior, std::log(0.002));
+}
+
+TEST(Calibrate, ModelErrorLeavesOutKindsTheHeldOutFitHadNotSeen) {
+  // Five BERT systems on one node: two Dell H100 ones whose times are the model's own (under a
+  // default calibration), and one each of H200, B200 and RTX 4090 at 1.5x the model's time. Left
+  // out, each of the last three is a kind the rest never saw: its 1.5x is its kind's level, which
+  // its interval adds as the level's spread, not the model's error. So the model error, the
+  // median held-out |log error| / 0.6745, is that of the two H100 systems alone (the larger of
+  // two, as the median of an even count takes the upper one); with the three it would be the
+  // median of five, one of the unseen kinds' larger errors.
+  const std::set<std::string> keep{"XE8640x4H100-SXM-80GB", "XE9680x8H100-SXM-80GB", "ESC_N8_E11",
+                                   "Nyx (1x NVIDIA DGX B200)", "tinybox green"};
+  const PlatformCatalog platforms(catalog());
+  const SystemModelInputs generate{catalog(), platforms, models::Calibration{}, 0, 1};
+  std::vector<MlperfResult> rows;
+  for (MlperfResult r : v41()) {
+    if (r.benchmark != "bert" || !keep.count(r.system_name) || !r.time_to_train_min) continue;
+    const SystemPrediction p = predict_system(r, generate);
+    ASSERT_EQ(p.status, "ok") << r.system_name;
+    const models::Workload w = *catalog().find_workload(r.benchmark);
+    const double samples = r.converged_samples(w.train_samples).value_or(p.estimate.convergence.mean_samples);
+    const double off = p.kind == "H100-SXM5-80GB" ? 1.0 : 1.5;
+    r.time_to_train_min = off * to_seconds(models::time_to_train_at(p.estimate, w, samples)) / 60;
+    r.phases.clear();
+    rows.push_back(r);
+  }
+  ASSERT_EQ(rows.size(), 5u);
+  const auto held_out_error = [&](const std::string& system) {
+    const ValidationReport v = predict_left_out(rows, catalog(), platforms, HoldOut::system, system, 0, 1);
+    EXPECT_EQ(v.rows.size(), 1u) << system;
+    return v.rows.empty() ? 0.0 : std::abs(std::log1p(v.rows.front().error));
+  };
+  const double known = std::max(held_out_error("Dell / XE8640x4H100-SXM-80GB"), held_out_error("Dell / XE9680x8H100-SXM-80GB"));
+  const double unseen = std::min({held_out_error("ASUSTeK / ESC_N8_E11"), held_out_error("NVIDIA / Nyx (1x NVIDIA DGX B200)"),
+                                  held_out_error("tinycorp / tinybox green")});
+  ASSERT_GT(unseen, 1.5 * known);  // counting them would change the figure
+  CalibrateOptions o;
+  o.leave_system_out = true;
+  const FitResult fit = calibrate_mlperf(rows, catalog(), platforms, o);
+  EXPECT_NEAR(fit.calibration.workloads.at("bert").model_error, known / 0.6745, 1e-3 * known);
+  EXPECT_NEAR(fit.calibration.scale_error.at(8), known / 0.6745, 1e-3 * known);
 }
 
 TEST(Calibrate, ModelErrorIsTheLargerOfTheWorkloadsAndItsScaleRanges) {

@@ -1,6 +1,9 @@
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "models/training/convergence.hpp"
+#include "models/training/time_to_train.hpp"
 #include "test_fixtures.hpp"
 
 namespace sp::models {
@@ -48,6 +51,54 @@ TEST(Convergence, BeyondTheTableTheLastSegmentContinues) {
   const double slope = (5505422.2222 - 4645333.3333) / (16384 - 13056);
   EXPECT_NEAR(samples_to_converge(bert, 20000).mean_samples, 5505422.2222 + slope * (20000 - 16384), 1e-3);
   EXPECT_EQ(samples_to_converge(bert, 20000).method, "extrapolated");
+}
+
+TEST(RcpNormalisation, ExpectedMaximumOfANormalAndAFloor) {
+  // E[max(X, c)] = c + (m - c) Phi(d) + s phi(d), d = (m - c) / s.
+  EXPECT_NEAR(expected_max_with(100, 10, 100), 100 + 10 * 0.3989422804, 1e-9);  // d = 0: phi(0)
+  // m = 110, s = 10, c = 100: d = 1, Phi(1) = 0.8413447461, phi(1) = 0.2419707245.
+  EXPECT_NEAR(expected_max_with(110, 10, 100), 100 + 10 * 0.8413447461 + 10 * 0.2419707245, 1e-8);
+  EXPECT_DOUBLE_EQ(expected_max_with(90, 0, 100), 100.0);  // no spread: the floor
+  EXPECT_DOUBLE_EQ(expected_max_with(120, 0, 100), 120.0);
+  // Far above the floor the floor does not matter.
+  EXPECT_NEAR(expected_max_with(200, 10, 100), 200.0, 1e-9);
+}
+
+// One pruned RCP point: 1000 samples, stdev 100, evaluations every 10 samples. The continuous
+// point lies half an interval below (995); observed on a grid this fine the runs keep the RCP's
+// spread (variance 100^2 + 10^2 / 12 by Sheppard's correction, the grid's own steps) and their
+// mean the table's 1000. Ten runs: the mean's sd is sqrt(10008.33 / 10) = 31.636, so the score
+// stands for 1000 + 31.636 x phi(0) = 1012.621 samples, 1.2621 % above what a run trains.
+TEST(RcpNormalisation, ScoreStandsForTheLargerOfTheRunsMeanAndTheRcpMean) {
+  Workload w = testing::evaluated_workload(100, 10);
+  w.convergence.unit = ConvergenceTable::Unit::samples;
+  w.convergence.points = {ConvergencePoint{32, 1000, 100, 20, true}};
+  const ObservedConvergence seen = observed_convergence(w, 32);
+  EXPECT_NEAR(seen.expected, 1000.0, 1e-3);
+  EXPECT_NEAR(seen.variance, 100.0 * 100 + 10.0 * 10 / 12, 1.0);
+  const ScoredConvergence s = scored_convergence(w, 32, 10);
+  EXPECT_DOUBLE_EQ(s.rcp_mean, 1000.0);
+  EXPECT_NEAR(s.scored, 1000 + std::sqrt(seen.variance / 10) * 0.3989422804, 1e-6);
+  EXPECT_NEAR(s.normalisation(), 1.012621, 1e-5);
+  // One run per result: sd 100.04, 1 + 0.3991 x 100.04 / 1000 = 1.03991.
+  EXPECT_NEAR(scored_convergence(w, 32, 1).normalisation(), 1.03991, 1e-4);
+
+  // RetinaNet at GBS 256: 4 epochs with no spread, so nothing to scale up.
+  const Workload retina = testing::shipped_workload("retinanet");
+  EXPECT_DOUBLE_EQ(observed_convergence(retina, 256).variance, 0.0);
+  EXPECT_DOUBLE_EQ(scored_convergence(retina, 256, 5).normalisation(), 1.0);
+}
+
+TEST(RcpNormalisation, TheScoreIsTheRunTimeScaledAndEnergyKeepsTheRunTime) {
+  const Workload w = testing::shipped_workload("bert");
+  const Platform p = testing::shipped_platform("dgx_h100");
+  const TrainingEstimate e = estimate_training(w, p, 8, 768, w.parallelism.for_accelerators(8));
+  ASSERT_TRUE(e.ok());
+  const double factor = scored_convergence(w, 768, w.runs_per_result).normalisation();
+  EXPECT_GT(factor, 1.0);
+  EXPECT_DOUBLE_EQ(e.rcp_normalisation, factor);
+  EXPECT_NEAR(to_seconds(e.time_to_train), to_seconds(e.run_time) * factor, 1e-9);
+  EXPECT_NEAR(to_seconds(e.run_time), to_seconds(time_to_train_at(e, w, e.convergence.mean_samples)), 1e-9);
 }
 
 }  // namespace sp::models

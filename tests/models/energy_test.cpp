@@ -31,7 +31,7 @@ TrainingEstimate hand_run() {
   e.step.step = seconds(4.0);
   e.step.forward = seconds(1.0);
   e.step.backward = seconds(2.0);
-  e.time_to_train = seconds(400.0);
+  e.run_time = seconds(400.0);
   return e;
 }
 
@@ -95,7 +95,7 @@ TEST(Energy, EvaluationForwardIsBusyAndItsOverheadWaits) {
   run.evaluation.evaluations = 2;
   run.evaluation.forward = seconds(4.0);
   run.evaluation.each = seconds(10.0);
-  run.time_to_train = seconds(420.0);
+  run.run_time = seconds(420.0);
   const EnergyEstimate e = estimate_energy(run, hand_platform(), hand_calibration());
   EXPECT_NEAR(to_seconds(e.busy), 308.0, 1e-9);
   EXPECT_NEAR(e.accelerators.value(), 16 * (308 * 580.0 + 112 * 160.0), 1e-3);
