@@ -4,11 +4,66 @@
 
 namespace sp {
 
+std::size_t Engine::TimeIndex::home(std::int64_t t) const {
+  // Fibonacci hashing: times are multiples of picoseconds-rounded durations, so the low bits alone
+  // would cluster.
+  return static_cast<std::size_t>((static_cast<std::uint64_t>(t) * 0x9E3779B97F4A7C15ull) >> shift_);
+}
+
+const std::uint32_t* Engine::TimeIndex::find(std::int64_t t) const {
+  if (table_.empty()) return nullptr;
+  const std::size_t mask = table_.size() - 1;
+  for (std::size_t i = home(t);; i = (i + 1) & mask) {
+    const Entry& e = table_[i];
+    if (!e.used) return nullptr;
+    if (e.time == t) return &e.bucket;
+  }
+}
+
+void Engine::TimeIndex::grow() {
+  std::vector<Entry> old = std::move(table_);
+  table_.assign(old.empty() ? 64 : 2 * old.size(), Entry{});
+  shift_ = 64;
+  for (std::size_t n = table_.size(); n > 1; n >>= 1) --shift_;
+  size_ = 0;
+  for (const Entry& e : old) {
+    if (e.used) insert(e.time, e.bucket);
+  }
+}
+
+void Engine::TimeIndex::insert(std::int64_t t, std::uint32_t bucket) {
+  if (2 * (size_ + 1) > table_.size()) grow();  // load at most 1/2: short probes
+  const std::size_t mask = table_.size() - 1;
+  std::size_t i = home(t);
+  while (table_[i].used) i = (i + 1) & mask;
+  table_[i] = Entry{t, bucket, true};
+  ++size_;
+}
+
+void Engine::TimeIndex::erase(std::int64_t t) {
+  if (table_.empty()) return;
+  const std::size_t mask = table_.size() - 1;
+  std::size_t i = home(t);
+  while (table_[i].used && table_[i].time != t) i = (i + 1) & mask;
+  if (!table_[i].used) return;
+  // Backward shift: pull later entries of the run into the hole where their probe allows, so that
+  // no lookup meets an empty slot before its key.
+  for (std::size_t j = (i + 1) & mask; table_[j].used; j = (j + 1) & mask) {
+    const std::size_t h = home(table_[j].time);
+    if (((j - h) & mask) >= ((j - i) & mask)) {
+      table_[i] = table_[j];
+      i = j;
+    }
+  }
+  table_[i] = Entry{};
+  --size_;
+}
+
 std::uint32_t Engine::bucket_for(std::int64_t t) {
   if (t == cached_time_) return cached_bucket_;
   std::uint32_t b;
-  if (auto it = open_.find(t); it != open_.end()) {
-    b = it->second;
+  if (const std::uint32_t* found = open_.find(t)) {
+    b = *found;
   } else {
     if (free_buckets_.empty()) {
       b = static_cast<std::uint32_t>(buckets_.size());
@@ -20,7 +75,7 @@ std::uint32_t Engine::bucket_for(std::int64_t t) {
     buckets_[b].time_ps = t;
     buckets_[b].slots.clear();
     buckets_[b].next = 0;
-    open_.emplace(t, b);
+    open_.insert(t, b);
     heap_push(b);
   }
   cached_time_ = t;
