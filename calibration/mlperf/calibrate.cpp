@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "calibration/mlperf/fit_problem.hpp"
+#include "calibration/predict/naive_baseline.hpp"
 
 namespace sp::calibration {
 
@@ -159,7 +160,8 @@ std::vector<ValidationRow> cross_validate(const Context& cx, const Eigen::Vector
   return rows;
 }
 
-ValidationReport report(std::vector<ValidationRow> rows, const std::vector<std::string>& skipped) {
+ValidationReport report(std::vector<ValidationRow> rows, const std::vector<std::string>& skipped, HoldOut by) {
+  add_naive_baselines(rows, by == HoldOut::kind ? BaselineExclusion::kind : BaselineExclusion::system);
   return summarise(std::move(rows), skipped);
 }
 
@@ -171,7 +173,7 @@ ValidationReport predict_left_out(const std::vector<MlperfResult>& rows, const m
   std::vector<std::string> skipped;
   const FitProblem pb(rows, catalog, platforms, skipped);
   const Context cx{catalog, platforms, pb, by, skipped};
-  return report(hold_out(cx, group, pb.prior(), samples, seed).predictions, skipped);
+  return report(hold_out(cx, group, pb.prior(), samples, seed).predictions, skipped, by);
 }
 
 FitResult calibrate_mlperf(const std::vector<MlperfResult>& rows, const models::Catalog& catalog,
@@ -218,18 +220,18 @@ FitResult calibrate_mlperf(const std::vector<MlperfResult>& rows, const models::
   std::vector<double> log_errors(all.size());
   const Context by_system{catalog, platforms, pb, HoldOut::system, skipped};
   if (o.leave_system_out) {
-    out.leave_system_out = report(cross_validate(by_system, full.x, o, &log_errors), skipped);
+    out.leave_system_out = report(cross_validate(by_system, full.x, o, &log_errors), skipped, HoldOut::system);
   } else {
     for (std::size_t i : all) log_errors[i] = pb.log_error(pb.rows()[i], full.x);
   }
   set_model_errors(out.calibration, pb, all, log_errors);
   if (o.leave_kind_out) {
     const Context by_kind{catalog, platforms, pb, HoldOut::kind, skipped};
-    out.leave_kind_out = report(cross_validate(by_kind, full.x, o, nullptr), skipped);
+    out.leave_kind_out = report(cross_validate(by_kind, full.x, o, nullptr), skipped, HoldOut::kind);
   }
   std::vector<ValidationRow> in_sample;
   for (const PreparedRow& r : pb.rows()) in_sample.push_back(predict_row(by_system, r, out.calibration, o.samples, o.seed));
-  out.in_sample = report(std::move(in_sample), skipped);
+  out.in_sample = report(std::move(in_sample), skipped, HoldOut::system);
   return out;
 }
 

@@ -30,6 +30,9 @@ std::string summary(const char* key, const char* what, const ValidationReport& r
                        s.median_ape_at_logged, s.p90_ape_at_logged, s.median_ape_convergence_only,
                        s.p90_ape_convergence_only);
     }
+    if (!std::isnan(s.median_ape_baseline)) {
+      y += fmt::format(", naive_baseline: {{median: {:.2f}, p90: {:.2f}}}", s.median_ape_baseline, s.p90_ape_baseline);
+    }
     y += "}\n";
   }
   return y;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "calibration/predict/naive_baseline.hpp"
 #include "sim/core/quantile.hpp"
 
 namespace sp::calibration {
@@ -61,12 +62,13 @@ ValidationReport summarise(std::vector<ValidationRow> rows, std::vector<std::str
   rep.rows = std::move(rows);
   rep.skipped = std::move(skipped);
   const auto add = [&](const std::string& group, auto keep) {
-    std::vector<double> ape, at_logged, convergence_only;
+    std::vector<double> ape, at_logged, convergence_only, baseline;
     int inside = 0;
     for (const auto& r : rep.rows) {
       if (!keep(r)) continue;
       ape.push_back(100 * std::abs(r.error));
       inside += r.inside ? 1 : 0;
+      if (!std::isnan(r.baseline_error)) baseline.push_back(100 * std::abs(r.baseline_error));
       if (!std::isnan(r.error_at_logged_convergence)) {
         at_logged.push_back(100 * std::abs(r.error_at_logged_convergence));
         convergence_only.push_back(100 * std::abs((1 + r.error) / (1 + r.error_at_logged_convergence) - 1));
@@ -77,7 +79,7 @@ ValidationReport summarise(std::vector<ValidationRow> rows, std::vector<std::str
                              *std::max_element(ape.begin(), ape.end()),
                              static_cast<double>(inside) / static_cast<double>(ape.size()),
                              quantile(at_logged, 0.5), quantile(at_logged, 0.9), quantile(convergence_only, 0.5),
-                             quantile(convergence_only, 0.9)});
+                             quantile(convergence_only, 0.9), quantile(baseline, 0.5), quantile(baseline, 0.9)});
   };
   std::vector<std::string> names;
   for (const auto& r : rep.rows) {
@@ -99,12 +101,13 @@ ValidationReport summarise(std::vector<ValidationRow> rows, std::vector<std::str
 
 std::string format_report(const ValidationReport& rep, std::size_t worst) {
   std::string s = fmt::format("{:<26} {:>5} {:>9} {:>7} {:>7} {:>10}   at logged convergence: {:>9} {:>7}"
-                              "   convergence alone: {:>7}\n",
-                              "group", "rows", "median %", "p90 %", "max %", "in p10-p90", "median %", "p90 %", "p90 %");
+                              "   convergence alone: {:>7}   naive baseline: {:>9} {:>7}\n",
+                              "group", "rows", "median %", "p90 %", "max %", "in p10-p90", "median %", "p90 %", "p90 %",
+                              "median %", "p90 %");
   for (const ErrorSummary& e : rep.summaries) {
-    s += fmt::format("{:<26} {:>5} {:>9.1f} {:>7.1f} {:>7.1f} {:>10.2f}   {:>32.1f} {:>7.1f}   {:>26.1f}\n", e.group,
-                     e.rows, e.median_ape, e.p90_ape, e.max_ape, e.coverage, e.median_ape_at_logged,
-                     e.p90_ape_at_logged, e.p90_ape_convergence_only);
+    s += fmt::format("{:<26} {:>5} {:>9.1f} {:>7.1f} {:>7.1f} {:>10.2f}   {:>32.1f} {:>7.1f}   {:>26.1f}   {:>25.1f} {:>7.1f}\n",
+                     e.group, e.rows, e.median_ape, e.p90_ape, e.max_ape, e.coverage, e.median_ape_at_logged,
+                     e.p90_ape_at_logged, e.p90_ape_convergence_only, e.median_ape_baseline, e.p90_ape_baseline);
   }
   std::vector<const ValidationRow*> order;
   for (const auto& r : rep.rows) order.push_back(&r);
@@ -152,6 +155,7 @@ ValidationReport validate_rows(const std::vector<MlperfResult>& rows, const Syst
     compare_with_published(v);
     out.push_back(v);
   }
+  add_naive_baselines(out, BaselineExclusion::system);
   return summarise(std::move(out), std::move(skipped));
 }
 
@@ -167,6 +171,7 @@ output::Table validation_table(const ValidationReport& rep) {
   output::Column inside{"inside_p10_p90", "bool", "published time within [p10, p90]", true, {}, {}};
   output::Column logged{"error_at_logged_convergence", "1",
                         "predicted at the samples the row's runs converged at / published - 1", false, {}, {}};
+  output::Column base{"naive_baseline_error", "1", "the naive baseline (naive_baseline.hpp) / published - 1", false, {}, {}};
   for (const auto& r : rep.rows) {
     bench.push_back(r.row.benchmark);
     system.push_back(r.row.submitter + " " + r.row.system_name);
@@ -183,12 +188,13 @@ output::Table validation_table(const ValidationReport& rep) {
     err.values.push_back(r.error);
     inside.values.push_back(r.inside ? 1 : 0);
     logged.values.push_back(r.error_at_logged_convergence);
+    base.values.push_back(r.baseline_error);
   }
   output::Table t;
   t.columns = {output::text_column("benchmark", "", bench), output::text_column("system", "", system),
                output::text_column("accelerator", "", accel), output::text_column("kind", "catalog kind", kind),
                output::text_column("software_efficiency_source", "fitted | family | stack | prior", source), n, gbs, pub, pred, p10, p90, err, inside, logged,
-               output::text_column("layout", "", layout)};
+               base, output::text_column("layout", "", layout)};
   return t;
 }
 
@@ -275,6 +281,9 @@ output::Table summary_table(const ValidationReport& rep) {
                           "what convergence alone costs: the error of a model exact about the system (ErrorSummary)",
                           false, {}, {}};
   output::Column p90_conv{"p90_ape_convergence_only_pct", "%", "", false, {}, {}};
+  output::Column med_base{"median_ape_naive_baseline_pct", "%",
+                          "the nearest other published row scaled in N and peak FLOP/s (naive_baseline.hpp)", false, {}, {}};
+  output::Column p90_base{"p90_ape_naive_baseline_pct", "%", "", false, {}, {}};
   for (const auto& s : rep.summaries) {
     group.push_back(s.group);
     rows.values.push_back(s.rows);
@@ -286,10 +295,12 @@ output::Table summary_table(const ValidationReport& rep) {
     p90_logged.values.push_back(s.p90_ape_at_logged);
     med_conv.values.push_back(s.median_ape_convergence_only);
     p90_conv.values.push_back(s.p90_ape_convergence_only);
+    med_base.values.push_back(s.median_ape_baseline);
+    p90_base.values.push_back(s.p90_ape_baseline);
   }
   output::Table t;
   t.columns = {output::text_column("group", "benchmark, scale or all", group), rows, med, p90, mx, cov, med_logged, p90_logged,
-               med_conv, p90_conv};
+               med_conv, p90_conv, med_base, p90_base};
   return t;
 }
 

@@ -27,6 +27,8 @@ struct ValidationRow {
   // error of the time per sample, without the spread of convergence between runs no model of
   // the hardware predicts (BERT on 2 RTX A5000 converged at 1.4-1.5x the RCP mean).
   double error_at_logged_convergence = std::numeric_limits<double>::quiet_NaN();
+  // The naive baseline's prediction / published - 1 (add_naive_baselines; NaN: none computed).
+  double baseline_error = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct ErrorSummary {
@@ -42,6 +44,9 @@ struct ErrorSummary {
   // MLPerf scales them) instead of the runs' own; a floor under the errors above.
   double median_ape_convergence_only = std::numeric_limits<double>::quiet_NaN();
   double p90_ape_convergence_only = std::numeric_limits<double>::quiet_NaN();
+  // The naive baseline's absolute percentage errors over the rows that have one (naive_baseline.hpp).
+  double median_ape_baseline = std::numeric_limits<double>::quiet_NaN();
+  double p90_ape_baseline = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct ValidationReport {

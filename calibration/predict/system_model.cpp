@@ -143,6 +143,7 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   }
   std::optional<models::Platform> p = in.platforms.for_system(*a, row.accelerators_per_node);
   if (!a->training_peak(w->precision)) return fail("error", a->name + " has no peak usable for " + w->precision);
+  out.peak_flops = a->training_peak(w->precision)->value();
   // The software the row ran (its framework column) decides which calibrated levels and host
   // time apply; the uncertainty of the fitted parameters it rests on widens its interval.
   const std::string stack = models::software_stack_of(row.framework, *a);

@@ -54,6 +54,7 @@ struct SystemPrediction {
   // in seconds, for runs converging where the row's did, or at the RCP mean where the row does
   // not say (modelled_phase, as the fit weighs them).
   std::vector<double> phase_seconds;
+  double peak_flops = 0;  // the accelerator's dense peak at the workload's precision, FLOP/s (naive_baseline)
 };
 
 /// Everything the model needs beyond the row; calibration replaces parts of it.

@@ -1,17 +1,17 @@
 // Calibration: Levenberg-Marquardt on closed-form problems, the committed parameter file
 // reproduced from the committed data, known parameters recovered from generated times, and the
 // phases the logs time against the model's.
-#include <set>
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <set>
 
 #include "calibration/fit/levenberg_marquardt.hpp"
 #include "calibration/mlperf/calibrate.hpp"
 #include "calibration/mlperf/fit_problem.hpp"
+#include "calibration/predict/naive_baseline.hpp"
 #include "sim/core/error.hpp"
 #include "sim/config/loader.hpp"
 #include "tests/calibration/mlperf_fixtures.hpp"
@@ -459,6 +459,39 @@ TEST(Validate, ErrorsAtTheLoggedConvergenceLeaveTheRunsConvergenceOut) {
   EXPECT_NEAR(all.median_ape_convergence_only, (100 * (1 - 8.0 / 9.5) + 100 * (11.0 / 10.2 - 1)) / 2, 1e-9);
   EXPECT_NEAR(all.p90_ape_convergence_only, 100 * (1 - 8.0 / 9.5) - 0.1 * (100 * (1 - 8.0 / 9.5) - 100 * (11.0 / 10.2 - 1)),
               1e-9);
+}
+
+TEST(Validate, TheNaiveBaselineScalesTheNearestOtherRowInNAndPeak) {
+  // BERT: A (H100, 8 GPUs, 10 min), B (H100, 64, 2 min), C (B200 at 2.25x the peak, 8, 5 min);
+  // D, Llama's only row, has nothing to scale. Leaving each row's system out:
+  //   A from B, its kind: 2 x 64 / 8 = 16 min, +60 %;   B from A: 10 x 8 / 64 = 1.25 min, -37.5 %;
+  //   C, no other B200: the nearest count, A: 10 x 1 / 2.25 = 4.444 min, -11.1 %.
+  // Leaving each row's kind out, A has only C: 5 x 2.25 = 11.25 min, +12.5 %.
+  const auto row = [](const char* benchmark, const char* system, const char* kind, int n, double min, double peak) {
+    ValidationRow v;
+    v.row.benchmark = benchmark;
+    v.row.submitter = "S";
+    v.row.system_name = system;
+    v.row.accelerators = n;
+    v.row.time_to_train_min = min;
+    v.prediction.kind = kind;
+    v.prediction.peak_flops = peak;
+    v.prediction.estimate.time_to_train = seconds(60 * min);
+    return v;
+  };
+  std::vector<ValidationRow> rows{row("bert", "A", "H100", 8, 10, 1e15), row("bert", "B", "H100", 64, 2, 1e15),
+                                  row("bert", "C", "B200", 8, 5, 2.25e15), row("llama", "D", "H100", 8, 20, 1e15)};
+  add_naive_baselines(rows, BaselineExclusion::system);
+  EXPECT_NEAR(rows[0].baseline_error, 0.6, 1e-12);
+  EXPECT_NEAR(rows[1].baseline_error, -0.375, 1e-12);
+  EXPECT_NEAR(rows[2].baseline_error, 10 / 2.25 / 5 - 1, 1e-12);
+  EXPECT_TRUE(std::isnan(rows[3].baseline_error));
+  const ValidationReport rep = summarise(rows, {});
+  EXPECT_NEAR(rep.summary("bert").median_ape_baseline, 37.5, 1e-9);  // of 60, 37.5, 11.1 %
+  EXPECT_NEAR(summary_table(rep).column("median_ape_naive_baseline_pct").values.front(), 37.5, 1e-9);
+  add_naive_baselines(rows, BaselineExclusion::kind);
+  EXPECT_NEAR(rows[0].baseline_error, 0.125, 1e-12);
+  EXPECT_NEAR(rows[2].baseline_error, 10 / 2.25 / 5 - 1, 1e-12);
 }
 
 TEST(Calibrate, SoftwareEfficiencyComesFromTheDeepestLevelSeen) {

@@ -1,0 +1,40 @@
+#include "calibration/predict/naive_baseline.hpp"
+
+#include <cmath>
+#include <string>
+#include <tuple>
+
+namespace sp::calibration {
+
+namespace {
+std::string system_of(const ValidationRow& r) { return r.row.submitter + " / " + r.row.system_name; }
+}  // namespace
+
+void add_naive_baselines(std::vector<ValidationRow>& rows, BaselineExclusion exclusion) {
+  for (ValidationRow& r : rows) {
+    r.baseline_error = std::numeric_limits<double>::quiet_NaN();
+    const double n = r.row.accelerators;
+    if (!r.row.time_to_train_min || !(r.prediction.peak_flops > 0) || !(n > 0)) continue;
+    const ValidationRow* best = nullptr;
+    // Same kind first, then the nearest count in log N, then the line (a deterministic tie-break).
+    std::tuple<bool, double, int> best_key{};
+    for (const ValidationRow& o : rows) {
+      if (&o == &r || o.row.benchmark != r.row.benchmark || !o.row.time_to_train_min) continue;
+      if (!(o.prediction.peak_flops > 0) || o.row.accelerators <= 0) continue;
+      if (system_of(o) == system_of(r)) continue;
+      if (exclusion == BaselineExclusion::kind && o.prediction.kind == r.prediction.kind) continue;
+      const std::tuple<bool, double, int> key{o.prediction.kind != r.prediction.kind,
+                                              std::abs(std::log(o.row.accelerators / n)), o.row.line};
+      if (!best || key < best_key) {
+        best = &o;
+        best_key = key;
+      }
+    }
+    if (!best) continue;
+    const double naive = *best->row.time_to_train_min * (best->row.accelerators / n) *
+                         (best->prediction.peak_flops / r.prediction.peak_flops);
+    r.baseline_error = naive / *r.row.time_to_train_min - 1;
+  }
+}
+
+}  // namespace sp::calibration
