@@ -42,15 +42,22 @@ void set_model_errors(models::Calibration& c, const FitProblem& pb, const std::v
                       const std::vector<double>& log_errors) {
   std::map<std::string, std::vector<double>> by_workload;
   std::map<int, std::vector<double>> by_scale;
+  std::vector<double> pooled;
   for (std::size_t k = 0; k < use.size(); ++k) {
-    if (std::isnan(log_errors[k])) continue;  // a kind its fit had not seen (kind_known)
     const PreparedRow& r = pb.rows()[use[k]];
+    by_workload[r.workload.name];  // a workload whose every error is NaN still gets one (pooled)
+    by_scale[models::scale_ranges().lower_bound(r.row.accelerators)->first];
+    if (std::isnan(log_errors[k])) continue;  // a kind its fit had not seen (kind_known)
     by_workload[r.workload.name].push_back(std::abs(log_errors[k]));
     by_scale[models::scale_ranges().lower_bound(r.row.accelerators)->first].push_back(std::abs(log_errors[k]));
+    pooled.push_back(std::abs(log_errors[k]));
   }
-  for (auto& [name, e] : by_workload) c.workloads[name].model_error = robust_log_spread(std::move(e));
+  // A group without a single row of a seen kind takes the spread of all of them rather than 0.
+  const double all = robust_log_spread(pooled);
+  const auto spread = [&](std::vector<double> e) { return e.empty() ? all : robust_log_spread(std::move(e)); };
+  for (auto& [name, e] : by_workload) c.workloads[name].model_error = spread(std::move(e));
   c.scale_error.clear();
-  for (auto& [bound, e] : by_scale) c.scale_error[bound] = robust_log_spread(std::move(e));
+  for (auto& [bound, e] : by_scale) c.scale_error[bound] = spread(std::move(e));
 }
 
 // Whether a fit on `train` has seen `kind`. The model error is that of a system whose kind the fit
@@ -173,6 +180,7 @@ ValidationReport predict_left_out(const std::vector<MlperfResult>& rows, const m
   std::vector<std::string> skipped;
   const FitProblem pb(rows, catalog, platforms, skipped);
   const Context cx{catalog, platforms, pb, by, skipped};
+  // Its rows are all of the one group left out: no row is left to give them a naive baseline.
   return report(hold_out(cx, group, pb.prior(), samples, seed).predictions, skipped, by);
 }
 

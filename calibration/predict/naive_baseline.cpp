@@ -1,6 +1,7 @@
 #include "calibration/predict/naive_baseline.hpp"
 
-#include <cmath>
+#include <algorithm>
+#include <limits>
 #include <string>
 #include <tuple>
 
@@ -16,15 +17,18 @@ void add_naive_baselines(std::vector<ValidationRow>& rows, BaselineExclusion exc
     const double n = r.row.accelerators;
     if (!r.row.time_to_train_min || !(r.prediction.peak_flops > 0) || !(n > 0)) continue;
     const ValidationRow* best = nullptr;
-    // Same kind first, then the nearest count in log N, then the line (a deterministic tie-break).
+    const std::string own = system_of(r);
+    // Same kind first, then the nearest count in log N (as the ratio larger / smaller: an exact
+    // division, so 4 and 16 around 8 tie on every machine), then the line.
     std::tuple<bool, double, int> best_key{};
     for (const ValidationRow& o : rows) {
       if (&o == &r || o.row.benchmark != r.row.benchmark || !o.row.time_to_train_min) continue;
       if (!(o.prediction.peak_flops > 0) || o.row.accelerators <= 0) continue;
-      if (system_of(o) == system_of(r)) continue;
+      if (system_of(o) == own) continue;
       if (exclusion == BaselineExclusion::kind && o.prediction.kind == r.prediction.kind) continue;
-      const std::tuple<bool, double, int> key{o.prediction.kind != r.prediction.kind,
-                                              std::abs(std::log(o.row.accelerators / n)), o.row.line};
+      const double m = o.row.accelerators;
+      const std::tuple<bool, double, int> key{o.prediction.kind != r.prediction.kind, std::max(m, n) / std::min(m, n),
+                                              o.row.line};
       if (!best || key < best_key) {
         best = &o;
         best_key = key;

@@ -60,43 +60,44 @@ ObservedConvergence observed_convergence(const Workload& w, std::int64_t gbs) {
     o.expected = observe(o.continuous_mean, o.interval);
     return o;
   }
-  double second = 0;  // E[samples^2]
+  // E[(samples - continuous mean)^2], about the continuous mean so that the variance is not the
+  // difference of two numbers of 1e13 (BERT's samples squared).
+  double second = 0;
   const double lo = std::floor((o.continuous_mean - 8 * o.stdev) / o.interval);
   const double hi = std::ceil((o.continuous_mean + 8 * o.stdev) / o.interval);
   double below = normal_cdf((lo * o.interval - o.continuous_mean) / o.stdev);
   const double first = observe(lo * o.interval, o.interval);
   o.expected = below * first;  // the mass at the first evaluation
-  second = below * first * first;
+  second = below * (first - o.continuous_mean) * (first - o.continuous_mean);
   for (double k = lo + 1; k <= hi; ++k) {
     const double upto = normal_cdf((k * o.interval - o.continuous_mean) / o.stdev);
     const double at = std::max(1.0, k) * o.interval;
     o.expected += at * (upto - below);
-    second += at * at * (upto - below);
+    second += (at - o.continuous_mean) * (at - o.continuous_mean) * (upto - below);
     below = upto;
   }
-  o.variance = std::max(0.0, second - o.expected * o.expected);
+  const double offset = o.expected - o.continuous_mean;
+  o.variance = std::max(0.0, second - offset * offset);
   return o;
 }
 
-}  // namespace sp::models
-
-namespace sp::models {
-
-double expected_max_with(double mean, double sd, double floor) {
-  if (!(sd > 0)) return std::max(mean, floor);
+double expected_max_with(double mean, double sd, double c) {
+  if (!(sd > 0)) return std::max(mean, c);
   // E[max(X, c)] = c + E[(X - c)+] = c + (m - c) Phi(d) + s phi(d), d = (m - c) / s.
-  const double d = (mean - floor) / sd;
-  constexpr double kInvSqrt2Pi = 0.3989422804014327;
-  return floor + (mean - floor) * normal_cdf(d) + sd * kInvSqrt2Pi * std::exp(-0.5 * d * d);
+  const double d = (mean - c) / sd;
+  return c + (mean - c) * normal_cdf(d) + sd * normal_pdf(d);
+}
+
+ScoredConvergence scored_convergence(const ObservedConvergence& seen, double rcp_mean, int runs) {
+  ScoredConvergence s;
+  s.trained = seen.expected;
+  s.rcp_mean = rcp_mean;
+  s.scored = expected_max_with(seen.expected, std::sqrt(seen.variance / std::max(1, runs)), rcp_mean);
+  return s;
 }
 
 ScoredConvergence scored_convergence(const Workload& w, std::int64_t gbs, int runs) {
-  const ObservedConvergence seen = observed_convergence(w, gbs);
-  ScoredConvergence s;
-  s.trained = seen.expected;
-  s.rcp_mean = samples_to_converge(w, gbs).mean_samples;
-  s.scored = expected_max_with(seen.expected, std::sqrt(seen.variance / std::max(1, runs)), s.rcp_mean);
-  return s;
+  return scored_convergence(observed_convergence(w, gbs), samples_to_converge(w, gbs).mean_samples, runs);
 }
 
 }  // namespace sp::models

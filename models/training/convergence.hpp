@@ -53,9 +53,11 @@ struct ScoredConvergence {
 };
 
 ScoredConvergence scored_convergence(const Workload& w, std::int64_t global_batch, int runs);
+/// The same from the observed convergence and the RCP mean at the batch, where both are at hand.
+ScoredConvergence scored_convergence(const ObservedConvergence& seen, double rcp_mean, int runs);
 
-/// E[max(X, floor)] for X normal with this mean and standard deviation.
-double expected_max_with(double mean, double sd, double floor);
+/// E[max(X, c)] for X normal with this mean and standard deviation.
+double expected_max_with(double mean, double sd, double c);
 
 /// The first evaluation at or after `samples`: ceil(samples / interval) x interval (at least one).
 double observe(double samples, double interval);

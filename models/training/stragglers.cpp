@@ -41,6 +41,8 @@ double erfc_det(double x) {
 
 double normal_cdf(double x) { return 0.5 * erfc_det(-x / 1.4142135623730951); }
 
+double normal_pdf(double x) { return det::exp(-0.5 * x * x) / kSqrt2Pi; }
+
 MaxMoments max_of_normals(int n) {
   if (n <= 1) return {0.0, n == 1 ? 1.0 : 0.0};
   // Pure in n and asked for again and again (every step of every point): each thread remembers
@@ -57,7 +59,7 @@ MaxMoments max_of_normals(int n) {
   for (int i = 0; i <= kIntervals; ++i) {
     const double x = lo + i * h;
     const double cdf = normal_cdf(x);
-    const double pdf = det::exp(-0.5 * x * x) / kSqrt2Pi;
+    const double pdf = normal_pdf(x);
     const double density = cdf > 0 ? n * pdf * det::exp((n - 1) * det::log(cdf)) : 0.0;
     const double w = (i == 0 || i == kIntervals) ? 1.0 : (i % 2 == 1 ? 4.0 : 2.0);
     s1 += w * density * x;

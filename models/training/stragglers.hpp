@@ -11,6 +11,8 @@ namespace sp::models {
 
 /// The standard normal CDF (via our own erfc; about 1e-15 absolute error).
 double normal_cdf(double x);
+/// The standard normal density, with our own exp (byte-identical results on every machine).
+double normal_pdf(double x);
 
 struct MaxMoments {
   double mean = 0;      // E[M_N]

@@ -34,6 +34,7 @@ TrainingEstimate estimate_training(const Workload& w, const Platform& p, int acc
   e.step = simulate_step(w, p, e.layout, accelerators, fidelity);
   const ObservedConvergence seen = observed_convergence(w, global_batch);
   e.convergence = samples_to_converge(w, global_batch);
+  const double rcp_mean = e.convergence.mean_samples;  // what the RCP checker compares with
   e.convergence.mean_samples = seen.expected;  // runs stop at an evaluation
   e.steps = e.convergence.mean_samples / static_cast<double>(global_batch);
   e.evaluation = evaluation_at(e, w, e.convergence.mean_samples);
@@ -41,9 +42,10 @@ TrainingEstimate estimate_training(const Workload& w, const Platform& p, int acc
   // The score's expectation: the run time scaled by E[max(mean of runs, RCP mean)] / E[samples]
   // (exact where the time is proportional to the samples; the once-per-run costs are not, a
   // second-order difference).
-  e.rcp_normalisation = scored_convergence(w, global_batch, w.runs_per_result).normalisation();
+  e.rcp_normalisation = scored_convergence(seen, rcp_mean, w.runs_per_result).normalisation();
   e.time_to_train = scale(e.run_time, e.rcp_normalisation);
   e.p10 = e.p50 = e.p90 = e.time_to_train;
+  e.run_p10 = e.run_p90 = e.run_time;
   return e;
 }
 
@@ -88,7 +90,7 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
   const double once = to_seconds(e.evaluation.scoring + e.evaluation.first);
   const ObservedConvergence seen = observed_convergence(w, e.global_batch);
   const double rcp_mean = samples_to_converge(w, e.global_batch).mean_samples;
-  std::vector<double> scores;
+  std::vector<double> scores, run_times;
   std::vector<double> runs(static_cast<std::size_t>(w.runs_per_result));
   std::vector<double> trained(runs.size());
   for (int k = 0; k < samples; ++k) {
@@ -104,12 +106,17 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
     // RCP normalisation: runs faster than the reference on the olympic mean are scaled up to it.
     const double normalisation = std::max(1.0, rcp_mean / olympic_mean(trained));
     // The model's own error, as calibration measured it on held-out systems, multiplies the score.
-    scores.push_back(olympic_mean(runs) * normalisation * det::exp(model.normal(0.0, w.model_error_at(e.accelerators))));
+    const double run = olympic_mean(runs) * det::exp(model.normal(0.0, w.model_error_at(e.accelerators)));
+    run_times.push_back(run);
+    scores.push_back(run * normalisation);
   }
   std::sort(scores.begin(), scores.end());
   e.p10 = seconds(sorted_quantile(scores, 0.10));
   e.p50 = seconds(sorted_quantile(scores, 0.50));
   e.p90 = seconds(sorted_quantile(scores, 0.90));
+  std::sort(run_times.begin(), run_times.end());
+  e.run_p10 = seconds(sorted_quantile(run_times, 0.10));
+  e.run_p90 = seconds(sorted_quantile(run_times, 0.90));
 }
 
 }  // namespace sp::models

@@ -1,5 +1,6 @@
-// Time to train, as MLPerf scores it (run_start to run_stop, evaluations included):
-//   time_to_train = steps x step_time + evaluations x evaluation_time,  steps = samples / GBS
+// Time to train, as MLPerf scores it: a run from run_start to run_stop, evaluations included,
+//   run_time = steps x step_time + evaluations x evaluation_time,  steps = samples / GBS
+//   time_to_train = run_time x rcp_normalisation
 // with the samples to converge at this global batch from the RCP table, scaled up as MLPerf's
 // RCP normalisation does for results that converge faster than the reference, for one layout of the
 // job; a layout that does not fit in memory gets status out_of_memory and no time.
@@ -41,6 +42,7 @@ struct TrainingEstimate {
   double rcp_normalisation = 1;  // E[the score] / run_time: MLPerf's RCP scaling (ScoredConvergence)
   Duration time_to_train;       // E[the MLPerf score]: run_time x rcp_normalisation
   Duration p10, p50, p90;  // of the MLPerf score, from replicates (all equal when none)
+  Duration run_p10, run_p90;  // of the replicates' run time, before the RCP scaling (energy)
 
   bool ok() const { return status == "ok"; }
 };

@@ -5,8 +5,9 @@
 namespace sp {
 
 std::size_t Engine::TimeIndex::home(std::int64_t t) const {
-  // Fibonacci hashing: times are multiples of picoseconds-rounded durations, so the low bits alone
-  // would cluster.
+  // Fibonacci hashing: event times share large power-of-two factors (durations rounded to ns or
+  // us), so masking their low bits would cluster; the multiply mixes every bit into the top
+  // log2(table size) bits kept.
   return static_cast<std::size_t>((static_cast<std::uint64_t>(t) * 0x9E3779B97F4A7C15ull) >> shift_);
 }
 

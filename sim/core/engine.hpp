@@ -86,7 +86,7 @@ class Engine {
     void grow();
     std::vector<Entry> table_;
     std::size_t size_ = 0;
-    int shift_ = 64;
+    int shift_ = 58;  // 64 - log2(table size); set by grow() before any use
   };
   TimeIndex open_;  // lookup only, never iterated: no order to depend on
   std::int64_t cached_time_ = -1;

@@ -211,9 +211,9 @@ std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec, bool timelines)
                                     static_cast<std::uint64_t>(n));
     p.energy = models::estimate_energy(p.estimate, spec.platform, spec.power);
     if (p.energy.ok) {
-      // The score's percentiles back to runs' times: a run is not scaled up, its energy is spent.
-      p.energy_p10 = p.energy.average() * scale(p.estimate.p10, 1 / p.estimate.rcp_normalisation);
-      p.energy_p90 = p.energy.average() * scale(p.estimate.p90, 1 / p.estimate.rcp_normalisation);
+      // The runs' time, not the score's: a run is not scaled up, its energy is spent.
+      p.energy_p10 = p.energy.average() * p.estimate.run_p10;
+      p.energy_p90 = p.energy.average() * p.estimate.run_p90;
     }
     if (timelines && p.estimate.ok()) {
       models::StepTrace trace;

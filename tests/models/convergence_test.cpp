@@ -58,6 +58,8 @@ TEST(RcpNormalisation, ExpectedMaximumOfANormalAndAFloor) {
   EXPECT_NEAR(expected_max_with(100, 10, 100), 100 + 10 * 0.3989422804, 1e-9);  // d = 0: phi(0)
   // m = 110, s = 10, c = 100: d = 1, Phi(1) = 0.8413447461, phi(1) = 0.2419707245.
   EXPECT_NEAR(expected_max_with(110, 10, 100), 100 + 10 * 0.8413447461 + 10 * 0.2419707245, 1e-8);
+  // The mean below the floor: m = 90, c = 100, d = -1: 100 - 10 Phi(-1) + 10 phi(1) = 100.83315.
+  EXPECT_NEAR(expected_max_with(90, 10, 100), 100 - 10 * 0.1586552539 + 10 * 0.2419707245, 1e-8);
   EXPECT_DOUBLE_EQ(expected_max_with(90, 0, 100), 100.0);  // no spread: the floor
   EXPECT_DOUBLE_EQ(expected_max_with(120, 0, 100), 120.0);
   // Far above the floor the floor does not matter.
