@@ -10,12 +10,14 @@ namespace sp {
 std::vector<BreakEven> break_even_points(const std::vector<int>& n_in, const std::vector<double>& t_in,
                                          const BreakEvenOptions& o, const std::vector<double>* e_in) {
   std::vector<int> n;
-  std::vector<double> t, e;
+  std::vector<double> t, e, w;
   for (std::size_t i = 0; i < n_in.size(); ++i) {
     if (std::isfinite(t_in[i]) && t_in[i] > 0) {
       n.push_back(n_in[i]);
       t.push_back(t_in[i]);
       e.push_back(e_in && i < e_in->size() ? (*e_in)[i] : std::numeric_limits<double>::quiet_NaN());
+      const double wall = o.wall_s && i < o.wall_s->size() ? (*o.wall_s)[i] : t_in[i];
+      w.push_back(std::isfinite(wall) && wall > 0 ? wall : t_in[i]);
     }
   }
   BreakEven energy{"energy_optimal", "N with the least energy per run", std::nullopt};
@@ -36,8 +38,8 @@ std::vector<BreakEven> break_even_points(const std::vector<int>& n_in, const std
     cheapest.definition = fmt::format("fewest GPU-hours with T <= {:.0f} s", *o.deadline_s);
     double best = 0;
     for (std::size_t i = 0; i < n.size(); ++i) {
-      if (t[i] <= *o.deadline_s && (!cheapest.accelerators || n[i] * t[i] < best)) {
-        best = n[i] * t[i];
+      if (w[i] <= *o.deadline_s && (!cheapest.accelerators || n[i] * w[i] < best)) {
+        best = n[i] * w[i];
         cheapest.accelerators = n[i];
       }
     }
@@ -47,7 +49,7 @@ std::vector<BreakEven> break_even_points(const std::vector<int>& n_in, const std
     if (e_in) v.push_back(energy);
     for (BreakEven& b : v) {
       for (std::size_t i = 0; b.accelerators && i < n.size(); ++i) {
-        if (n[i] == *b.accelerators) b.time_s = t[i];
+        if (n[i] == *b.accelerators) b.time_s = t[i], b.wall_s = w[i];
       }
     }
     return v;

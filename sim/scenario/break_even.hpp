@@ -23,12 +23,16 @@ struct BreakEven {
   std::string definition;
   std::optional<int> accelerators;  // none when the curve never meets the definition
   double time_s = 0;                // the time to train there (when reached)
+  double wall_s = 0;                // a run's wall time there: time_s before MLPerf's RCP scaling
 };
 
 struct BreakEvenOptions {
   double efficiency_threshold = 0.5;
   double doubling_speedup = 1.1;
   std::optional<double> deadline_s;  // adds deadline_cheapest
+  /// A run's wall time per point (run_time_s), what a deadline and GPU-hours are about; absent,
+  /// the time to train stands for it.
+  const std::vector<double>* wall_s = nullptr;
 };
 
 /// `n` ascending, `time` the time to train at each (NaN for points without one, skipped);

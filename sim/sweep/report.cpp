@@ -74,6 +74,8 @@ SweepReport read_sweep_report(const std::string& dir) {
     const bool ok = t.cell(row, "status") == "ok";
     g.n.push_back(static_cast<int>(*n));
     g.time_s.push_back(ok ? t.number(row, "time_to_train_s").value_or(kNaN) : kNaN);
+    const char* wall = t.has_column("run_time_s") ? "run_time_s" : "time_to_train_s";
+    g.wall_s.push_back(ok ? t.number(row, wall).value_or(kNaN) : kNaN);
     g.e_prime.push_back(ok ? t.number(row, "e_prime").value_or(kNaN) : kNaN);
     // Sweeps written before energy existed have no such column: no energy_optimal then.
     if (r.has_energy) g.energy_kwh.push_back(ok ? t.number(row, "energy_kwh").value_or(kNaN) : kNaN);
@@ -106,6 +108,7 @@ SweepReport read_sweep_report(const std::string& dir) {
       g.label += (g.label.empty() ? "" : " ") + (k == "base" || k == "label" ? value_text(k, v) : shortk + "=" + v);
     }
     if (g.label.empty()) g.label = r.name;
+    opt.wall_s = &g.wall_s;
     g.break_even = break_even_points(g.n, g.time_s, opt, r.has_energy ? &g.energy_kwh : nullptr);
   }
   return r;
@@ -190,8 +193,9 @@ bool plot_heat_map(const fs::path& png, const SweepReport& r, const std::string&
 std::vector<std::string> write_sweep_report(const SweepReport& r, const std::string& dir) {
   output::StagedFiles files(dir);
   std::vector<std::string> written;
+  // GPU-hours are paid for the run's wall time, not for the RCP-scaled score.
   const auto cost = [&](const BreakEven& b) {
-    return r.gpu_hour_usd && b.accelerators ? fmt::format("{:.0f}", *b.accelerators * b.time_s / 3600 * *r.gpu_hour_usd)
+    return r.gpu_hour_usd && b.accelerators ? fmt::format("{:.0f}", *b.accelerators * b.wall_s / 3600 * *r.gpu_hour_usd)
                                             : std::string();
   };
   // report.csv: one row per group and definition.
@@ -218,7 +222,7 @@ std::vector<std::string> write_sweep_report(const SweepReport& r, const std::str
     for (const auto& b : g.break_even) {
       md += " | " + n_text(b);
       if (b.name == "deadline_cheapest" && b.accelerators) {
-        md += fmt::format(" ({:.1f} min{})", b.time_s / 60, r.gpu_hour_usd ? ", $" + cost(b) : "");
+        md += fmt::format(" ({:.1f} min{})", b.wall_s / 60, r.gpu_hour_usd ? ", $" + cost(b) : "");
       }
       if (b.name == "energy_optimal" && b.accelerators) {
         for (std::size_t i = 0; i < g.n.size(); ++i) {

@@ -18,6 +18,7 @@ struct ReportGroup {
   std::vector<std::pair<std::string, std::string>> axes;  // swept key -> value (accelerators excluded)
   std::vector<int> n;
   std::vector<double> time_s, e_prime;           // NaN where the point did not fit
+  std::vector<double> wall_s;                     // run_time_s (time_s in sweeps written before it)
   std::vector<double> energy_kwh;                 // per run; empty when the sweep has no energy column
   std::vector<BreakEven> break_even;
 };

@@ -79,6 +79,22 @@ TEST(BreakEven, CheapestWithinADeadline) {
   EXPECT_EQ(break_even_points(kN, kT).size(), 4u);  // without a deadline, no such definition
 }
 
+TEST(BreakEven, TheDeadlineIsAboutTheRunsWallTime) {
+  // The score runs 1.5 % above a run's wall time (MLPerf's RCP scaling). Deadline 12.1 s: by the
+  // score only 512 (12.0 s) meets it; by the wall time 12.8 / 1.015 = 12.61 still misses but
+  // 12.19 / 1.015 = 12.01 at 256 meets it, at 256 x 12.01 = 3,075 GPU-seconds against 512's
+  // 512 x 11.82 = 6,053: 256, with its wall time and its score both kept.
+  std::vector<double> wall;
+  for (double t : kT) wall.push_back(t / 1.015);
+  BreakEvenOptions o;
+  o.deadline_s = 12.1;
+  o.wall_s = &wall;
+  const auto b = break_even_points(kN, kT, o);
+  EXPECT_EQ(point(b, "deadline_cheapest"), 256);
+  EXPECT_DOUBLE_EQ(b.back().time_s, 12.8 / 1.05);
+  EXPECT_DOUBLE_EQ(b.back().wall_s, 12.8 / 1.05 / 1.015);
+}
+
 TEST(BreakEven, EnergyOptimalIsTheLeastEnergyPerRun) {
   // Energies per run (kWh) with a minimum at 32 and an unknown one at 16 (skipped); without
   // energies the definition is absent, with none known it is "not reached".
