@@ -15,6 +15,7 @@
 #include "sim/core/error.hpp"
 #include "sim/config/loader.hpp"
 #include "tests/calibration/mlperf_fixtures.hpp"
+#include "tests/input_error_message.hpp"
 
 namespace sp::calibration {
 
@@ -233,12 +234,7 @@ TEST(Phases, RunsAverageAndBadRowsAreNamed) {
   EXPECT_EQ(rows[0].phases[0].line, 2);
   EXPECT_DOUBLE_EQ(rows[0].phases[1].seconds, 3.0);
   const auto error_of = [&](const std::string& line) {
-    try {
-      attach_phases(rows, config::CsvTable(header + line, "phases.csv"));
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return input_error_message([&] { attach_phases(rows, config::CsvTable(header + line, "phases.csv")); });
   };
   EXPECT_NE(error_of("retinanet,NVIDIA,eos,warmup,1\n").find("phases.csv:2"), std::string::npos);
   EXPECT_NE(error_of("retinanet,NVIDIA,eos,warmup,1\n").find("'warmup' is not a phase"), std::string::npos);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/core/error.hpp"
+#include "tests/input_error_message.hpp"
 
 namespace sp::calibration {
 
@@ -25,12 +26,7 @@ MeasurementDefaults given(std::optional<std::string> op, std::optional<int> rank
 }
 
 std::string error_of(const std::string& text, const std::string& name, const MeasurementDefaults& d = {}) {
-  try {
-    parse_measurements(text, name, d);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return input_error_message([&] { parse_measurements(text, name, d); });
 }
 
 void expect_rows(const std::vector<Measurement>& m, const std::vector<double>& bytes,

@@ -8,6 +8,7 @@
 #include "sim/config/loader.hpp"
 #include "sim/core/error.hpp"
 #include "test_fixtures.hpp"
+#include "tests/input_error_message.hpp"
 
 namespace sp::models {
 
@@ -262,12 +263,7 @@ TEST(Colocation, SmallWorkloadHostKeysAndCountsAreChecked) {
   EXPECT_EQ(w.dispatch_per_kernel, microseconds(30));
   EXPECT_EQ(w.library_launch, microseconds(5));
   const auto error = [&](const std::string& extra, const std::string& ops = "[{gemm: fc, n: 8, k: 8}]") {
-    try {
-      parse(extra, ops);
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
+    return input_error_message([&] { parse(extra, ops); });
   };
   EXPECT_NE(error(", optimizer_kernels: 1000000").find("optimizer_kernels"), std::string::npos);
   EXPECT_NE(error(", host: {library_launch: \"1 s\"}").find("at most 100 ms"), std::string::npos);

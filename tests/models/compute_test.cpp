@@ -6,6 +6,7 @@
 #include "models/compute/compute_model.hpp"
 #include "sim/config/loader.hpp"
 #include "test_fixtures.hpp"
+#include "tests/input_error_message.hpp"
 
 namespace sp::models {
 
@@ -354,12 +355,7 @@ TEST(Ops, ContextParallelRingRunsOneAttentionKernelPerStep) {
 
 TEST(Ops, ParseErrorsNameTheKey) {
   const auto bad = [](const std::string& yaml) {
-    try {
-      parse_op(config::load_string(yaml, "ops.yaml"));
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
+    return input_error_message([&] { parse_op(config::load_string(yaml, "ops.yaml")); });
   };
   EXPECT_NE(bad("{gemm: q, n: 8}").find("k: missing required key"), std::string::npos) << bad("{gemm: q, n: 8}");
   EXPECT_NE(bad("{gemm: q, n: 8, k: 8, tp_split: m}").find("unknown split 'm'"), std::string::npos);

@@ -12,6 +12,7 @@
 #include "sim/core/error.hpp"
 #include "sim/scenario/colocation.hpp"
 #include "sim/scenario/kernel_trace.hpp"
+#include "tests/input_error_message.hpp"
 
 namespace sp {
 
@@ -20,12 +21,7 @@ models::Catalog catalog() { return models::Catalog(std::filesystem::path(SP_SOUR
 const std::string kDir = std::string(SP_SOURCE_DIR) + "/scenarios/colocation/";
 
 std::string error_of(const std::string& file, const std::string& set) {
-  try {
-    load_colocation(file, {config::parse_override(set)}, catalog());
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return input_error_message([&] { load_colocation(file, {config::parse_override(set)}, catalog()); });
 }
 }  // namespace
 
@@ -180,12 +176,7 @@ TEST(ColocationScenario, AMeasuredTraceBecomesTheJobsKernels) {
   EXPECT_FALSE(k[3].host_waits);
   EXPECT_EQ(load_kernel_trace(csv, -1, h100, microseconds(4)).size(), 1u);  // the middle of steps 0, 1: 1
   const auto error = [&](const std::string& text, int step) {
-    try {
-      load_kernel_trace(write("bad.csv", text), step, h100, microseconds(4));
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
+    return input_error_message([&] { load_kernel_trace(write("bad.csv", text), step, h100, microseconds(4)); });
   };
   EXPECT_NE(error(head + "0,kernel,a,10,0,4x2x1\n", 3).find("no kernels of step 3"), std::string::npos);
   EXPECT_NE(error(head + "0,kernel,a,10,0,4xtwo\n", 0).find("bad.csv:2: grid"), std::string::npos);

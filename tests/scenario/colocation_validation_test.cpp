@@ -12,6 +12,7 @@
 #include "sim/config/loader.hpp"
 #include "sim/core/error.hpp"
 #include "sim/scenario/colocation.hpp"
+#include "tests/input_error_message.hpp"
 
 namespace sp {
 
@@ -136,12 +137,7 @@ TEST(ColocationBench, ImpossibleMeasurementsAreNamed) {
       "colocation,queued_long,time_slicing,1,200,0,100,10,0.2,1,,\n"
       "probe,alone,time_slicing,1,10,2000,1,400,0.8,,20,25\n";
   const auto error = [&](const std::string& rows) {
-    try {
-      derive_time_slicing(config::CsvTable(head + rows, "bad.csv"), microseconds(2));
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
+    return input_error_message([&] { derive_time_slicing(config::CsvTable(head + rows, "bad.csv"), microseconds(2)); });
   };
   const std::string gains = error(
       "colocation,queued_long,time_slicing,4,200,0,100,10,0.76,1.05,,\n"

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/scenario/scenario.hpp"
+#include "tests/input_error_message.hpp"
 
 namespace sp {
 
@@ -22,14 +23,11 @@ std::string bad(const std::string& name) { return std::string(SP_TEST_DATA) + "/
 models::Catalog catalog() { return models::Catalog(std::filesystem::path(SP_SOURCE_DIR) / "models"); }
 
 std::string message_of(const BadCase& c) {
-  std::vector<config::Override> overrides;
-  try {
+  return input_error_message([&] {
+    std::vector<config::Override> overrides;
     for (const char* o : c.overrides) overrides.push_back(config::parse_override(o));
     load_scenario(bad(c.file), overrides, catalog());
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  });
 }
 
 }  // namespace
