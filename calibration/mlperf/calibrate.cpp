@@ -45,12 +45,11 @@ void set_model_errors(models::Calibration& c, const FitProblem& pb, const std::v
   std::vector<double> pooled;
   for (std::size_t k = 0; k < use.size(); ++k) {
     const PreparedRow& r = pb.rows()[use[k]];
-    by_workload[r.workload.name];  // a workload whose every error is NaN still gets one (pooled)
-    by_scale[models::scale_ranges().lower_bound(r.row.accelerators)->first];
+    // Every group gets an entry, even one whose errors are all NaN (it takes the pooled spread).
+    std::vector<double>& workload = by_workload[r.workload.name];
+    std::vector<double>& scale = by_scale[models::scale_ranges().lower_bound(r.row.accelerators)->first];
     if (std::isnan(log_errors[k])) continue;  // a kind its fit had not seen (kind_known)
-    by_workload[r.workload.name].push_back(std::abs(log_errors[k]));
-    by_scale[models::scale_ranges().lower_bound(r.row.accelerators)->first].push_back(std::abs(log_errors[k]));
-    pooled.push_back(std::abs(log_errors[k]));
+    for (std::vector<double>* v : {&workload, &scale, &pooled}) v->push_back(std::abs(log_errors[k]));
   }
   // A group without a single row of a seen kind takes the spread of all of them rather than 0.
   const double all = robust_log_spread(pooled);

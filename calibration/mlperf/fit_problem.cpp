@@ -62,7 +62,7 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
     p.platform = platforms.for_system(a, r.accelerators_per_node);
     p.gbs = sp.global_batch;
     p.spec = spec_of(sp.estimate.layout);
-    p.system = r.submitter + " / " + r.system_name;
+    p.system = r.system();
     p.kind = a.name;
     p.stack = models::software_stack_of(r.framework, a);
     p.converged_samples = r.converged_samples(p.workload.train_samples).value_or(0.0);

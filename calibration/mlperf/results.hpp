@@ -52,6 +52,8 @@ struct MlperfResult {
     if (!converged) return std::nullopt;
     return *converged * (converged_in_epochs ? static_cast<double>(train_samples) : 1.0);
   }
+  /// "submitter / system name": the system a leave-one-system-out fold holds out.
+  std::string system() const { return submitter + " / " + system_name; }
   std::string org_folder, system_folder;  // where its logs are (empty when the table has no such columns)
   // The layout the system ran where its configuration says (columns tensor_parallel,
   // context_parallel, pipeline_parallel; e.g. Lambda's config_1cc_2x8x2xtp4pp1cp1.sh): part of the

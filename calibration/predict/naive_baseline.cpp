@@ -7,24 +7,20 @@
 
 namespace sp::calibration {
 
-namespace {
-std::string system_of(const ValidationRow& r) { return r.row.submitter + " / " + r.row.system_name; }
-}  // namespace
-
 void add_naive_baselines(std::vector<ValidationRow>& rows, BaselineExclusion exclusion) {
   for (ValidationRow& r : rows) {
     r.baseline_error = std::numeric_limits<double>::quiet_NaN();
     const double n = r.row.accelerators;
     if (!r.row.time_to_train_min || !(r.prediction.peak_flops > 0) || !(n > 0)) continue;
     const ValidationRow* best = nullptr;
-    const std::string own = system_of(r);
+    const std::string own = r.row.system();
     // Same kind first, then the nearest count in log N (as the ratio larger / smaller: an exact
     // division, so 4 and 16 around 8 tie on every machine), then the line.
     std::tuple<bool, double, int> best_key{};
     for (const ValidationRow& o : rows) {
       if (&o == &r || o.row.benchmark != r.row.benchmark || !o.row.time_to_train_min) continue;
       if (!(o.prediction.peak_flops > 0) || o.row.accelerators <= 0) continue;
-      if (system_of(o) == own) continue;
+      if (o.row.system() == own) continue;
       if (exclusion == BaselineExclusion::kind && o.prediction.kind == r.prediction.kind) continue;
       const double m = o.row.accelerators;
       const std::tuple<bool, double, int> key{o.prediction.kind != r.prediction.kind, std::max(m, n) / std::min(m, n),
