@@ -109,7 +109,7 @@ std::vector<StepKernel> step_kernels(const SmallWorkload& w, const Accelerator& 
         if (models > 1 && k.nchw_activation_bytes.value() > 0) {
           // Fused copies make an NCHW convolution grouped, which cuDNN runs only channels-last: it
           // transposes the GEMM's activations (an input and the output, or both inputs of the
-          // weight gradient; read and written, strided) around a channels-last GEMM with vector
+          // weight gradient; read and written by tiled transposes) around a channels-last GEMM with vector
           // accesses, launching them inside the op (measured: HFTA's fused PointNet on an H200,
           // h200_pointnet_fused4_kernels.csv: nchwToNhwc and nhwcToNchw kernels, sm90 implicit GEMMs).
           add(nchw_transposes(k.nchw_activation_bytes, k.dtype));

@@ -11,7 +11,7 @@ Duration kernel_time(const Kernel& k, const Accelerator& a) {
       const Duration product = gemm_time_modelled(a, k.dtype, k.shape) - latency;
       return scale(latency + scale(product, k.work), k.count);  // work: products per kernel
     }
-    case Kernel::Kind::stream: return stream_time(a, k.bytes, k.count, k.strided, k.blocks);
+    case Kernel::Kind::stream: return stream_time(a, k.bytes, k.count, k.access, k.blocks);
   }
   return Duration::zero();
 }

@@ -43,7 +43,7 @@ double trend_seconds(const Accelerator& a, const std::string& dt, const GemmShap
   const double bytes =
       s.batch * ((s.m * s.k / s.a_reuse + s.k * s.n / s.b_reuse) * element_bytes(dt) + s.m * s.n * 2.0 / s.c_reuse);
   const double bandwidth =
-      a.memory_bandwidth.value() * c.memory_efficiency * (s.strided ? c.strided_access_fraction : 1.0);
+      a.memory_bandwidth.value() * c.memory_efficiency * access_fraction(c, s.strided ? Access::strided : Access::vector);
   double best = std::numeric_limits<double>::infinity();
   for (int split : kSplits) {
     if (split > 1 && s.k / split < kMinSplitDepth) break;
@@ -93,11 +93,20 @@ Duration gemm_time(const Accelerator& a, const std::string& dtype, const GemmSha
   return seconds(trend_seconds(a, dt, s) * std::exp(correction_log(a.compute, dt, s)));
 }
 
-Duration stream_time(const Accelerator& a, Bytes bytes, double kernels, bool strided, double blocks) {
+double access_fraction(const KernelCosts& c, Access access) {
+  switch (access) {
+    case Access::vector: return 1.0;
+    case Access::strided: return c.strided_access_fraction;
+    case Access::transpose: return c.transpose_access_fraction;
+  }
+  return 1.0;
+}
+
+Duration stream_time(const Accelerator& a, Bytes bytes, double kernels, Access access, double blocks) {
   const double units = std::max(1, a.compute.parallel_units);
   const double share = blocks > 0 ? std::min(1.0, blocks / units) : 1.0;
   const BytesPerSecond achievable =
-      a.memory_bandwidth * (a.compute.memory_efficiency * (strided ? a.compute.strided_access_fraction : 1.0) * share);
+      a.memory_bandwidth * (a.compute.memory_efficiency * access_fraction(a.compute, access) * share);
   return scale(a.compute.kernel_latency, kernels) + bytes / achievable;
 }
 

@@ -12,7 +12,9 @@
 // and strided_access_fraction of that bandwidth where its accesses cannot be 16-byte vectors: a
 // per-channel pass over NCHW activations (bias add, batch norm, channel sums, pooling) or a GEMM
 // whose contiguous dimension is not a multiple of 16 bytes (the libraries then pick 2-element
-// "align2" kernels).
+// "align2" kernels). A layout transpose (cuDNN's nchwToNhwc / nhwcToNchw) is neither: it reads
+// and writes whole rows through a shared-memory tile, so both sides are coalesced, but in
+// elements, not vectors; it gets transpose_access_fraction.
 // The latency is a time per kernel, not a fraction of FLOPs, so it does not shrink on a faster
 // chip: it is what makes small per-accelerator batches slow.
 //
@@ -29,6 +31,13 @@
 #include "sim/core/units.hpp"
 
 namespace sp::models {
+
+/// How a memory-bound kernel touches memory (the share of a vectorised stream's bandwidth it gets).
+enum class Access {
+  vector,     // 16-byte vector loads and stores along the contiguous dimension
+  strided,    // element accesses across it (KernelCosts::strided_access_fraction)
+  transpose,  // a tiled layout transpose (KernelCosts::transpose_access_fraction)
+};
 
 struct GemmShape {
   double m = 0, n = 0, k = 0;
@@ -66,6 +75,12 @@ struct KernelCosts {
   // max-pool, bias-gradient sum and align2 forward GEMM (1.25 TB/s) over its ReLU of the same
   // tensor (4.01 TB/s, 0.84 of the peak: memory_efficiency's level); assumed for other GPUs.
   double strided_access_fraction = 0.311;
+  // What a tiled layout transpose achieves, likewise. Measured: HFTA's fused PointNet on an H200
+  // (calibration/data/colocation/h200_pointnet_fused4_kernels.csv, steps 0-2): the 1,024-channel
+  // nchwToNhwc and nhwcToNchw kernels (32 x 1,024 x 2,500 x 2 B = 163.84 MB, read and written)
+  // that overlap no other kernel for more than a tenth of their time, their bytes over their time,
+  // over the same ReLU; assumed for other GPUs.
+  double transpose_access_fraction = 0.599;
   std::map<std::string, GemmRate> gemm;                        // by dtype
   std::map<std::string, std::vector<MeasuredGemm>> measured;  // by dtype
 };
@@ -83,9 +98,13 @@ std::string gemm_dtype(const Accelerator& a, const std::string& dtype);
 Duration gemm_time_modelled(const Accelerator& a, const std::string& dtype, const GemmShape& s);
 /// One GEMM kernel: the trend, corrected by the accelerator's measured shapes where it has them.
 Duration gemm_time(const Accelerator& a, const std::string& dtype, const GemmShape& s);
-/// `kernels` memory-bound kernels moving `bytes` in all, `strided` without vector accesses, each of
-/// `blocks` work units (0: plenty; fewer than the SMs reach that share of the bandwidth).
-Duration stream_time(const Accelerator& a, Bytes bytes, double kernels, bool strided = false, double blocks = 0);
+/// The share of a vectorised stream's bandwidth a kernel of this access gets on `c`.
+double access_fraction(const KernelCosts& c, Access access);
+
+/// `kernels` memory-bound kernels moving `bytes` in all by `access`, each of `blocks` work units
+/// (0: plenty; fewer than the SMs reach that share of the bandwidth).
+Duration stream_time(const Accelerator& a, Bytes bytes, double kernels, Access access = Access::vector,
+                     double blocks = 0);
 
 /// Recomputes each measured shape's log(measured / trend): after parsing, and whenever the trend's
 /// parameters or the peaks change.

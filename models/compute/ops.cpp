@@ -101,7 +101,7 @@ void expand_attention(const Op& op, const Shard& s, Pass pass, const std::string
 Kernel nchw_transposes(Bytes activations, const std::string& dtype) {
   Kernel t;
   t.kind = Kernel::Kind::stream;
-  t.strided = true;
+  t.access = Access::transpose;
   t.bytes = activations * 2.0;
   t.count = 2;
   t.dtype = dtype;
@@ -128,7 +128,7 @@ std::vector<Kernel> expand(const Op& op, const Shard& s, Pass pass, const std::s
                     split +
                 (fwd ? op.forward_bytes_per_parameter : op.backward_bytes_per_parameter) * (s.parameters / s.tp);
       k.count = fwd ? op.forward_kernels : op.backward_kernels;
-      k.strided = op.strided;
+      k.access = op.strided ? Access::strided : Access::vector;
       k.blocks = fwd ? op.forward_blocks : op.backward_blocks;
       k.dtype = dtype;
       if (k.count > 0 || k.bytes.value() > 0) out.push_back(k);

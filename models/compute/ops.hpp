@@ -95,7 +95,7 @@ struct Kernel {
   GemmShape shape;       // gemm, attention (one of its products: queries x keys x head_dim)
   double work = 1;       // attention: products of that shape per kernel (2 forward, 5 backward in all)
   Bytes bytes;           // stream
-  bool strided = false;  // stream: without vector accesses
+  Access access = Access::vector;  // stream: how it touches memory
   double blocks = 0;     // stream: work units a kernel has (0: plenty)
   // launched by a library inside a framework op already dispatched (cuDNN's transposes, the second
   // GEMM of a convolution's backward): a bare launch on the host, not the framework's dispatch
@@ -110,7 +110,7 @@ struct Kernel {
 };
 
 /// cuDNN's transposes of an NCHW convolution run channels-last: `activations` (its GEMM's input
-/// and output) read and written, strided, in two launches the library makes inside the op.
+/// and output) read and written by tiled transposes, in two launches the library makes inside the op.
 Kernel nchw_transposes(Bytes activations, const std::string& dtype);
 
 /// The kernels of `op` for one pass over one micro-batch share.

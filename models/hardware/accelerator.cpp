@@ -10,12 +10,12 @@ const std::vector<std::string> kPrecisions = {"bf16", "fp16", "fp8"};
 const std::vector<std::string> kTopologies = {"switch", "bridge", "pcie", "torus3d"};
 
 // compute: {source, parallel_units, gemm_tile: [m, n], kernel_latency, memory_efficiency,
-//           strided_access_fraction (optional: KernelCosts' default),
+//           strided_access_fraction, transpose_access_fraction (optional: KernelCosts' defaults),
 //           gemm: {dtype: {efficiency_max, k_overhead}}, measured: {dtype: [[m, n, k, time], ...]},
 //           provenance: {...}}
 KernelCosts parse_kernel_costs(const config::ConfigNode& n, const Accelerator& a) {
   n.expect_only({"source", "parallel_units", "gemm_tile", "kernel_latency", "memory_efficiency",
-                 "strided_access_fraction", "gemm", "measured", "provenance"});
+                 "strided_access_fraction", "transpose_access_fraction", "gemm", "measured", "provenance"});
   KernelCosts c;
   c.source = n.at("source").as_string();
   if (c.source.rfind("measured", 0) != 0 && c.source.rfind("estimate", 0) != 0) {
@@ -30,6 +30,7 @@ KernelCosts parse_kernel_costs(const config::ConfigNode& n, const Accelerator& a
   c.kernel_latency = n.at("kernel_latency").as_nonnegative_duration();
   c.memory_efficiency = n.at("memory_efficiency").as_fraction();
   if (auto f = n.find("strided_access_fraction")) c.strided_access_fraction = f->as_fraction();
+  if (auto f = n.find("transpose_access_fraction")) c.transpose_access_fraction = f->as_fraction();
   const auto known_dtype = [&](const std::string& dtype, const config::ConfigNode& where) {
     if (a.peak.count(dtype) == 0) where.fail("no peak for " + dtype + " in this accelerator's file", "add it under peak:");
   };

@@ -276,7 +276,7 @@ TEST(Colocation, FusedNchwConvolutionsTransposeTheirActivations) {
   // A 1x1 convolution 64 -> 64 over 2,500 positions in NCHW, one sample, forward only. Alone it
   // is one strided GEMM (2,500 x 2 B is not a multiple of 16 B). Two fused copies make it
   // grouped: two transposes first, moving its input and output, (2,500 x 64 + 2,500 x 64) x 2 B =
-  // 640 kB, read and written (x 2) for both copies (x 2): 2.56 MB at the strided rate in two
+  // 640 kB, read and written (x 2) for both copies (x 2): 2.56 MB at the transposes' rate in two
   // launches of 1.28 MB; then the GEMM of two products, channels-last, not strided.
   SmallWorkload w;
   w.parameters = 4160;
@@ -289,7 +289,7 @@ TEST(Colocation, FusedNchwConvolutionsTransposeTheirActivations) {
   const auto one = step_kernels(w, a, 1, 1), two = step_kernels(w, a, 1, 2);
   ASSERT_EQ(one.size(), 1u + 4u);  // the GEMM, then the optimizer's 4 launches
   ASSERT_EQ(two.size(), 3u + 4u);
-  const Duration transposes = stream_time(a, Bytes(2.56e6), 2, true);
+  const Duration transposes = stream_time(a, Bytes(2.56e6), 2, Access::transpose);
   for (int i = 0; i < 2; ++i) {
     EXPECT_DOUBLE_EQ(two[i].bytes.value(), 1.28e6);
     EXPECT_NEAR(to_seconds(two[i].alone), to_seconds(transposes) / 2, 1e-12);  // whole picoseconds

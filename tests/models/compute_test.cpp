@@ -111,13 +111,18 @@ TEST(KernelCosts, SmallKernelsCostTheirLatencyNotAFractionOfFlops) {
   EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 100)), 201.25, 1e-6);
 }
 
-TEST(KernelCosts, StridedPassesGetAShareOfTheBandwidth) {
+TEST(KernelCosts, StridedPassesAndTransposesGetAShareOfTheBandwidth) {
   // 1 MB in one kernel at 0.8 TB/s: 2 + 1.25 us vectorised; strided at a quarter of that
-  // bandwidth, 2 + 5 us.
+  // bandwidth, 2 + 5 us; a transpose at half of it, 2 + 2.5 us.
   Accelerator a = toy();
   a.compute.strided_access_fraction = 0.25;
+  a.compute.transpose_access_fraction = 0.5;
   EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1)), 3.25, 1e-9);
-  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, true)), 7.0, 1e-9);
+  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, Access::strided)), 7.0, 1e-9);
+  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, Access::transpose)), 4.5, 1e-9);
+  // cuDNN's transposes around a channels-last convolution: 0.25 MB of activations read and written
+  // (0.5 MB) in two launches, 2 x 2 + 0.5 MB / 0.4 TB/s = 5.25 us
+  EXPECT_NEAR(us(kernel_time(nchw_transposes(Bytes(0.25e6), "fp16"), a)), 5.25, 1e-9);
   Op ew = op(OpKind::elementwise, "bias_norm");
   ew.strided = true;
   ew.forward_bytes_per_sample = Bytes(1e6);
@@ -131,9 +136,9 @@ TEST(KernelCosts, AKernelOfFewerBlocksThanSmsReachesThatShareOfTheBandwidth) {
   // The toy's 100 units: 1 MB in one kernel of 50 blocks (a per-channel pass over 50 channels)
   // gets half of 0.8 TB/s: 2 + 2.5 us; 100 or more blocks, or 0 (plenty), the whole: 2 + 1.25 us.
   Accelerator a = toy();
-  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, false, 50)), 4.5, 1e-9);
-  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, false, 100)), 3.25, 1e-9);
-  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, false, 0)), 3.25, 1e-9);
+  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, Access::vector, 50)), 4.5, 1e-9);
+  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, Access::vector, 100)), 3.25, 1e-9);
+  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, Access::vector, 0)), 3.25, 1e-9);
   // `blocks: {forward: 0, backward: 50}` on an op: its backward kernel is the narrow one.
   const Op o = parse_op(config::load_string(
       "{elementwise: bias, per_sample: {forward: \"1 MB\", backward: \"1 MB\"}, kernels: {forward: 1, backward: 1}, "
@@ -164,13 +169,13 @@ TEST(Ops, NchwConvolutionOverUnalignedPositionsIsStrided) {
   EXPECT_FALSE(first("{conv: c, in: 64, out: 64, kernel: 1, positions: [2500]}").shape.strided);
   // A 3x3 one in NCHW runs channels-last between cuDNN's transposes: its input (2,500 x 64, the
   // im2col view reduced by its 9 reuses) and output (2,500 x 64), 640 kB, read and written, in two
-  // strided launches of the library; then the GEMM, not strided. Its backward launches the weight
+  // transpose launches of the library; then the GEMM, not strided. Its backward launches the weight
   // gradient inside the same op as the input gradient.
   const Op c3 = parse_op(config::load_string("{conv: c, in: 64, out: 64, kernel: 3, positions: [2500], layout: nchw}", "o"));
   const std::vector<Kernel> k = expand(c3, Shard{}, Pass::forward, "bf16");
   ASSERT_EQ(k.size(), 2u);
   EXPECT_EQ(k[0].kind, Kernel::Kind::stream);
-  EXPECT_TRUE(k[0].strided && k[0].library_launch);
+  EXPECT_TRUE(k[0].access == Access::transpose && k[0].library_launch);
   EXPECT_DOUBLE_EQ(k[0].bytes.value(), 2 * (2500.0 * 64 + 2500.0 * 64) * 2);
   EXPECT_DOUBLE_EQ(k[0].count, 2.0);
   EXPECT_FALSE(k[1].shape.strided || k[1].library_launch);
