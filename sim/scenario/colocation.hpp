@@ -102,7 +102,8 @@ output::Table colocation_jobs_table(const std::vector<ColocationPoint>& points);
 namespace sp {
 
 /// The co-location model against published speedups (calibration/data/colocation/*.csv: scenario,
-/// strategy, jobs, published_speedup, tolerance, source): each row's scenario
+/// strategy, jobs, published_speedup, tolerance, source; optional reference: one job at a time on
+/// the published axis where the curves are normalised to something else, 1 if absent): each row's scenario
 /// (scenarios/colocation/<scenario>.yaml) run at its K, one row per published point with the
 /// model's speedup, the error and whether it is within the tolerance.
 output::Table validate_colocation(const std::string& published_csv, const models::Catalog& catalog);

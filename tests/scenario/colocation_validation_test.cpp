@@ -3,8 +3,12 @@
 // forms the time-slicing constants come from, and the kernel model's strided rate from its trace.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -67,28 +71,48 @@ output::Table expect_bench(const std::string& name, std::size_t rows, double tol
 
 }  // namespace
 
-// The model against HFTA's PointNet curves (calibration/data/colocation/hfta_pointnet.csv): fused
-// execution on the V100 and on the A100 up to K = 13, MPS and MIG on the A100 within the stated
-// 20 %. The A100's fused K = 25 comes out 25 % low: fused copies pay the NCHW -> NHWC transposes
-// cuDNN 9 runs on an H200 (HFTA ran 2021's stack); time slicing (published ~1.0x) and MPS on the
-// V100 (~1.1x) are not reproduced (the model gives 1.5-2.2x): README "Co-location" says why; the
-// rows stay in the table.
-TEST(ColocationValidation, FusedA100MpsAndMigWithinTolerance) {
+// The model against HFTA's PointNet curves (calibration/data/colocation/hfta_pointnet.csv), each
+// point over one job at a time of its own precision (HFTA plots every curve over serial fp32; the
+// file's `reference` puts serial amp at 1.1 on the A100's axis): fused execution on the V100 and
+// the A100, MPS and MIG on the A100 within the stated 20 % (the A100's fused K = 25 -18 %, where
+// fused copies pay the NCHW -> NHWC transposes cuDNN 9 runs on an H200 and HFTA ran 2021's stack).
+// Time slicing (published ~1.0x) and MPS on the V100 (~1.1x) are not reproduced (the model gives
+// 1.5-2.2x): README "Co-location" says why; the rows stay in the table, the model above them.
+TEST(ColocationValidation, FusedMpsAndMigWithinToleranceTimeSlicingAbove) {
   const output::Table t = validate_colocation(kPublished, catalog());
   ASSERT_EQ(t.rows(), 26u);
   int checked = 0;
   for (std::size_t i = 0; i < t.rows(); ++i) {
     const std::string st = t.column("strategy").text[i], sc = t.column("scenario").text[i];
-    const bool large = sc == "hfta_pointnet_a100" && t.column("jobs").values[i] > 13;
-    if ((st == "fused" && !large) || st == "mig" || (st == "mps" && sc == "hfta_pointnet_a100")) {
-      ++checked;
-      EXPECT_LE(std::abs(t.column("error").values[i]), t.column("tolerance").values[i])
-          << sc << " " << st << " K=" << t.column("jobs").values[i];
+    const double error = t.column("error").values[i];
+    if (st == "time_slicing" || (st == "mps" && sc == "hfta_pointnet_v100")) {
+      EXPECT_GT(error, 0.2) << sc << " " << st << " K=" << t.column("jobs").values[i];
+      continue;
     }
+    ++checked;
+    EXPECT_LE(std::abs(error), t.column("tolerance").values[i]) << sc << " " << st << " K=" << t.column("jobs").values[i];
   }
-  EXPECT_EQ(checked, 20);
+  EXPECT_EQ(checked, 21);
+  // the A100's points are over serial amp: 2.70 / 1.1 for fused K = 3
+  EXPECT_NEAR(t.column("published_speedup").values[0], 2.70 / 1.1, 1e-12);
+  EXPECT_DOUBLE_EQ(t.column("published_reference").values[0], 1.1);
   // results/validation/colocation_hfta_pointnet.csv is committed; it must be what the model gives today:
   expect_committed(t, "hfta_pointnet");
+}
+
+// A reference that is not a positive number is named with its file, line and column.
+TEST(ColocationValidation, ABadReferenceIsNamed) {
+  const std::filesystem::path f =
+      std::filesystem::temp_directory_path() / ("sp_bad_reference_" + std::to_string(::getpid()) + ".csv");
+  {
+    std::ofstream out(f);
+    out << "scenario,strategy,jobs,published_speedup,reference,tolerance\n"
+           "hfta_pointnet_v100,fused,2,1.62,,0.2\n"
+           "hfta_pointnet_v100,fused,3,2.28,0,0.2\n";
+  }
+  const std::string m = input_error_message([&] { validate_colocation(f.string(), catalog()); });
+  std::filesystem::remove(f);
+  EXPECT_NE(m.find(f.filename().string() + ":3: reference"), std::string::npos) << m;
 }
 
 // The closed forms of derive_time_slicing on made-up measurements, worked by hand:
