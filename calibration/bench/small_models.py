@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The small training jobs the co-location benchmarks run, as models/small/*.yaml describe them:
-PointNet classification (HFTA's PointNet benchmark) and ResNet-18 in its CIFAR-10 variant
-(kuangliu/pytorch-cifar models/resnet.py, HFTA's ResNet benchmark). Each job: its model, its
+PointNet classification with Conv1d layers (pointnet_cls.yaml), PointNet as HFTA's benchmark runs
+it, per-point Linear layers and the feature transform (pointnet_cls_hfta.yaml), and ResNet-18 in
+its CIFAR-10 variant (kuangliu/pytorch-cifar models/resnet.py, HFTA's ResNet benchmark). Each job: its model, its
 optimizer, one batch of random data already on the GPU, and amp (fp16 autocast, GradScaler).
 """
 
@@ -47,6 +48,67 @@ def build_pointnet(torch):
     return PointNetCls
 
 
+def build_pointnet_points(torch, k=16):
+    """PointNet-cls laid out as HFTA's benchmark runs it: the points of a batch as rows, [N x P, C],
+    every shared MLP layer an nn.Linear with BatchNorm1d over the rows, an input transform (3 x 3)
+    and a feature transform (64 x 64), each predicted by a small PointNet of its own. Input [N, P,
+    3]; forward returns log-probabilities and leaves the feature transform's orthogonality penalty
+    (mean over the batch of ||I - A A^T||) in `self.penalty` for the loss."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class PointMlp(nn.Module):
+        def __init__(self, widths):
+            super().__init__()
+            self.lin = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:]))
+            self.bn = nn.ModuleList(nn.BatchNorm1d(b) for b in widths[1:])
+
+        def forward(self, rows, last_relu=True):
+            for i, (lin, bn) in enumerate(zip(self.lin, self.bn)):
+                rows = bn(lin(rows))
+                if last_relu or i + 1 < len(self.lin):
+                    rows = F.relu(rows)
+            return rows
+
+    class Transform(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.d = d
+            self.points = PointMlp((d, 64, 128, 1024))
+            self.f1, self.f2, self.f3 = nn.Linear(1024, 512), nn.Linear(512, 256), nn.Linear(256, d * d)
+            self.b1, self.b2 = nn.BatchNorm1d(512), nn.BatchNorm1d(256)
+
+        def forward(self, x):
+            n, p, _ = x.shape
+            h = self.points(x.reshape(n * p, self.d)).view(n, p, 1024).max(dim=1)[0]
+            h = F.relu(self.b2(self.f2(F.relu(self.b1(self.f1(h))))))
+            eye = torch.eye(self.d, device=x.device)
+            return self.f3(h).view(n, self.d, self.d) + eye
+
+    class PointNetPoints(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stn, self.fstn = Transform(3), Transform(64)
+            self.first, self.rest = PointMlp((3, 64)), PointMlp((64, 128, 1024))
+            self.f1, self.f2, self.f3 = nn.Linear(1024, 512), nn.Linear(512, 256), nn.Linear(256, k)
+            self.b1, self.b2 = nn.BatchNorm1d(512), nn.BatchNorm1d(256)
+            self.drop = nn.Dropout(0.3)
+            self.penalty = None
+
+        def forward(self, x):
+            n, p, _ = x.shape
+            x = torch.bmm(x, self.stn(x).to(x.dtype))
+            h = self.first(x.reshape(n * p, 3)).view(n, p, 64)
+            a = self.fstn(h)
+            h = torch.bmm(h, a.to(h.dtype)).reshape(n * p, 64)
+            h = self.rest(h, last_relu=False).view(n, p, 1024).max(dim=1)[0]
+            h = F.relu(self.b2(self.drop(self.f2(F.relu(self.b1(self.f1(h)))))))
+            eye = torch.eye(64, device=x.device)
+            self.penalty = torch.linalg.matrix_norm(torch.bmm(a, a.transpose(1, 2)) - eye).mean()
+            return F.log_softmax(self.f3(h), dim=1)
+
+    return PointNetPoints
+
+
 def build_resnet18(torch, classes=10):
     """ResNet-18 for 32x32 images: a 3x3 stem of 64 channels, no max-pool, four stages of two basic
     blocks (64, 128, 256, 512 channels; stride 2 from the second), a 1x1 convolution and BatchNorm
@@ -89,6 +151,7 @@ def build_resnet18(torch, classes=10):
 # name: (model class builder, optimizer, batch, one sample's shape, classes)
 JOBS = {
     "pointnet": (build_pointnet, lambda torch, p: torch.optim.Adam(p, lr=1e-3), 32, (3, 2500), 16),
+    "pointnet_points": (build_pointnet_points, lambda torch, p: torch.optim.Adam(p, lr=1e-3), 32, (2500, 3), 16),
     "resnet18": (build_resnet18, lambda torch, p: torch.optim.SGD(p, lr=0.1, momentum=0.9), 128, (3, 32, 32), 10),
 }
 
