@@ -55,32 +55,34 @@ def read_columns(path, parser, np):
         return np.array([[float(v) for v in line.split()] for line in f if line.strip()])
 
 
-def dataset(torch, root, points, parser, reparse):
-    import numpy as np
+class Shapes:
+    """A map-style dataset of make_data's shapes (module level, so that loader workers started
+    by any method can unpickle it): each item the shape resampled to `points`, centred, scaled
+    into the unit ball, turned about the vertical axis and jittered, and its class."""
 
-    class Shapes(torch.utils.data.Dataset):
-        def __init__(self):
-            self.n = len(os.listdir(os.path.join(root, "points")))
+    def __init__(self, root, points, parser, reparse):
+        self.root, self.points, self.parser, self.reparse = root, points, parser, reparse
+        self.n = len(os.listdir(os.path.join(root, "points")))
 
-        def __len__(self):
-            return self.n
+    def __len__(self):
+        return self.n
 
-        def __getitem__(self, i):
-            for _ in range(reparse - 1):  # the old parser's cost (--reparse)
-                read_columns(os.path.join(root, "points", f"{i}.pts"), parser, np)
-            pts = read_columns(os.path.join(root, "points", f"{i}.pts"), parser, np).astype(np.float32)
-            seg = read_columns(os.path.join(root, "labels", f"{i}.seg"), parser, np).astype(np.int64).ravel()
-            pick = np.random.choice(len(seg), points, replace=True)
-            pts = pts[pick]
-            pts -= pts.mean(axis=0)
-            pts /= np.sqrt((pts ** 2).sum(axis=1)).max()
-            a = np.random.uniform(0, 2 * np.pi)  # a random turn about the vertical axis, and jitter
-            turn = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]], dtype=np.float32)
-            pts[:, [0, 2]] = pts[:, [0, 2]] @ turn
-            pts += np.random.normal(0, 0.02, size=pts.shape).astype(np.float32)
-            return torch.from_numpy(pts), torch.tensor(i % CLASSES)
-
-    return Shapes()
+    def __getitem__(self, i):
+        import numpy as np
+        import torch
+        path = os.path.join(self.root, "points", f"{i}.pts")
+        for _ in range(self.reparse - 1):  # the old parser's cost (--reparse)
+            read_columns(path, self.parser, np)
+        pts = read_columns(path, self.parser, np).astype(np.float32)
+        seg = read_columns(os.path.join(self.root, "labels", f"{i}.seg"), self.parser, np).astype(np.int64).ravel()
+        pts = pts[np.random.choice(len(seg), self.points, replace=True)]
+        pts -= pts.mean(axis=0)
+        pts /= np.sqrt((pts ** 2).sum(axis=1)).max()
+        a = np.random.uniform(0, 2 * np.pi)
+        turn = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]], dtype=np.float32)
+        pts[:, [0, 2]] = pts[:, [0, 2]] @ turn
+        pts += np.random.normal(0, 0.02, size=pts.shape).astype(np.float32)
+        return torch.from_numpy(pts), torch.tensor(i % CLASSES)
 
 
 def cpu_seconds():
@@ -114,9 +116,11 @@ def worker(args):
         epoch_steps = args.steps_per_epoch
         epochs = lambda: ((x, y) for _ in range(epoch_steps))  # noqa: E731
     else:
-        data = dataset(torch, args.data, args.points, args.parser, args.reparse)
-        # a new DataLoader iterator an epoch: its workers start again, as without persistent_workers
-        loader = torch.utils.data.DataLoader(data, batch_size=BATCH, shuffle=True, num_workers=WORKERS, drop_last=True)
+        data = Shapes(args.data, args.points, args.parser, args.reparse)
+        # a new DataLoader iterator an epoch: its workers start again, as without persistent_workers;
+        # forked, as Linux's default was for HFTA's 2021 stack
+        loader = torch.utils.data.DataLoader(data, batch_size=BATCH, shuffle=True, num_workers=WORKERS, drop_last=True,
+                                             multiprocessing_context="fork")
         epochs = lambda: ((p.to(dev), c.to(dev)) for p, c in loader)  # noqa: E731
     for x, y in epochs():  # warm-up epoch (cuDNN autotuning, allocator)
         step(x, y)
@@ -133,7 +137,17 @@ def worker(args):
     print(f"{t0} {t1} {steps} {cpu1[0] - cpu0[0]} {cpu1[1] - cpu0[1]}", flush=True)
 
 
+def write(path, head, rows):
+    with open(path + ".tmp", "w") as f:
+        f.write(head + "".join(r + "\n" for r in rows))
+    os.replace(path + ".tmp", path)
+
+
 def drive(args):
+    if args.jobs[0] != 1:
+        sys.exit("--jobs must start with 1: the speedups are over one job alone")
+    head = ("sharing,mode,parser,reparse,jobs,host_cpus,steps_per_job,makespan_s,speedup,main_cpu_ms_per_step,"
+            "loader_cpu_ms_per_step\n")
     rows, one = [], None
     cpus = len(os.sched_getaffinity(0))
     mode = "no_loader" if args.no_loader else "loader"
@@ -143,9 +157,14 @@ def drive(args):
                "--parser", args.parser, "--reparse", str(args.reparse)]
         cmd += ["--no-loader"] if args.no_loader else ["--data", args.data]
         procs = [subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(k)]
+        def stop(why):
+            for p in procs:
+                p.kill()
+            sys.exit(why)
+
         for p in procs:
             if p.stdout.readline().strip() != "ready":
-                sys.exit("a worker failed before it was ready")
+                stop(f"a worker failed before it was ready (K = {k})")
         dmon = None
         if args.dmon and shutil.which("nvidia-smi"):
             log = open(f"{args.out}.{args.sharing}.{mode}.k{k}.dmon", "w")
@@ -154,10 +173,12 @@ def drive(args):
             p.stdin.write("go\n")
             p.stdin.flush()
         spans = [p.stdout.readline().split() for p in procs]
-        for p in procs:
-            p.wait()
         if dmon:
             dmon.terminate()
+        if any(len(s) != 5 for s in spans):
+            stop(f"a worker failed during the timed steps (K = {k})")
+        for p in procs:
+            p.wait()
         start, stop = min(float(s[0]) for s in spans), max(float(s[1]) for s in spans)
         steps = sum(int(s[2]) for s in spans) / k
         main_cpu = sum(float(s[3]) for s in spans) / k / steps
@@ -167,10 +188,7 @@ def drive(args):
         rows.append(f"{args.sharing},{mode},{args.parser},{args.reparse},{k},{cpus},{steps:.0f},{makespan:.4f},{k * one / makespan:.4f},"
                     f"{main_cpu * 1e3:.2f},{loader_cpu * 1e3:.2f}")
         print(rows[-1], file=sys.stderr, flush=True)
-    head = "sharing,mode,parser,reparse,jobs,host_cpus,steps_per_job,makespan_s,speedup,main_cpu_ms_per_step,loader_cpu_ms_per_step\n"
-    with open(args.out + ".tmp", "w") as f:
-        f.write(head + "\n".join(rows) + "\n")
-    os.replace(args.out + ".tmp", args.out)
+        write(args.out, head, rows)  # after each K: a run cut short keeps what it measured
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
 # under the default time slicing and under MPS; the same model without a loader (one batch on the
 # GPU); and the loader runs again on 8 of the node's CPUs (taskset), HFTA's V100 host had 8 vCPU,
 # its A100 host 12. Writes OUT/loader_<sharing>_<cpus>.csv, the nvidia-smi dmon logs beside them
-# and log.txt (device, driver, PyTorch, every line printed). About 4-5 minutes on an H100 node.
+# and log.txt (device, driver, PyTorch, every line printed). About 4-5 minutes on an H100 node, at
+# most 6 x 75 s: each run keeps the rows of the K it finished.
 # Needs PyTorch with CUDA and numpy.
 # Written down before any run (scalepoint at the commit that adds this script; an H100 node, 16
 # cores, the loader's wall time assumed 50 ms a step; to be re-derived from the K = 1 run): with
@@ -26,7 +27,7 @@ bench=calibration/bench
   run() {  # sharing, cpus label, extra arguments
     local sharing=$1 cpus=$2; shift 2
     local pin=""; [ "$cpus" = all ] || pin="taskset -c 0-$((cpus - 1))"
-    timeout 150 $pin $py $bench/loader_coloc.py --data "$out/shapes" --sharing "$sharing" --dmon "$@"
+    timeout 75 $pin $py $bench/loader_coloc.py --data "$out/shapes" --sharing "$sharing" --dmon "$@"
   }
   both() {  # the four runs of one sharing
     run "$1" all --out "$out/loader_$1_all.csv"

@@ -151,7 +151,6 @@ def build_resnet18(torch, classes=10):
 # name: (model class builder, optimizer, batch, one sample's shape, classes)
 JOBS = {
     "pointnet": (build_pointnet, lambda torch, p: torch.optim.Adam(p, lr=1e-3), 32, (3, 2500), 16),
-    "pointnet_points": (build_pointnet_points, lambda torch, p: torch.optim.Adam(p, lr=1e-3), 32, (2500, 3), 16),
     "resnet18": (build_resnet18, lambda torch, p: torch.optim.SGD(p, lr=0.1, momentum=0.9), 128, (3, 32, 32), 10),
 }
 
