@@ -77,8 +77,11 @@ int colocate_validate(const ColocateOptions& o) {
   for (double v : t.column("within_tolerance").values) inside += v > 0 ? 1 : 0;
   if (!o.quiet) {
     for (std::size_t i = 0; i < t.rows(); ++i) {
-      std::printf("%-20s %-13s K=%-3.0f published %5.2f  model %5.2f  %+6.1f%%%s\n", t.column("scenario").text[i].c_str(),
-                  t.column("strategy").text[i].c_str(), t.column("jobs").values[i], t.column("published_speedup").values[i],
+      const double published = t.column("published_speedup").values[i], ref = t.column("published_reference").values[i];
+      // a point read off another baseline's axis shows what was read and what it was divided by
+      const std::string read = ref == 1 ? "" : fmt::format(" ({:.2f} / {:.2f})", published * ref, ref);
+      std::printf("%-20s %-13s K=%-3.0f published %5.2f%s  model %5.2f  %+6.1f%%%s\n", t.column("scenario").text[i].c_str(),
+                  t.column("strategy").text[i].c_str(), t.column("jobs").values[i], published, read.c_str(),
                   t.column("model_speedup").values[i], 100 * t.column("error").values[i],
                   t.column("within_tolerance").values[i] > 0 ? "" : "  outside tolerance");
     }
