@@ -157,6 +157,7 @@ def drive(args):
                "--parser", args.parser, "--reparse", str(args.reparse)]
         cmd += ["--no-loader"] if args.no_loader else ["--data", args.data]
         procs = [subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(k)]
+
         def stop(why):
             for p in procs:
                 p.kill()
