@@ -23,6 +23,25 @@ namespace sp {
 namespace {
 models::Catalog catalog() { return models::Catalog(std::filesystem::path(SP_SOURCE_DIR) / "models"); }
 const std::string kPublished = std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/hfta_pointnet.csv";
+const std::string kColocationData = std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/";
+
+// One pass over PointNet's 1,024-channel tensor on the H200: 32 x 2,500 x 1,024 x 2 B = 163.84 MB.
+constexpr double kPass1024 = 32 * 2500 * 1024 * 2.0;
+
+// The longest kernel of step 2 of a torch.profiler CSV whose name contains `part`, in us.
+double longest_in_step2(const config::CsvTable& t, const std::string& part) {
+  double most = 0;
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    if (t.cell(i, "step") == "2" && t.cell(i, "name").find(part) != std::string::npos)
+      most = std::max(most, *t.number(i, "duration_us"));
+  }
+  EXPECT_GT(most, 0) << part;
+  return most;
+}
+
+// The vectorised rate both access fractions are shares of: the plain step's ReLU (clamp, read and
+// written) on the 1,024-channel tensor, bytes per us.
+double h200_relu_rate(const config::CsvTable& plain) { return 2 * kPass1024 / longest_in_step2(plain, "launch_clamp_scalar"); }
 
 // The committed validation output (results/validation/colocation_<name>.{csv,png}) must be what the
 // model gives today: `build/scalepoint colocate --validate calibration/data/colocation/<name>.csv`.
@@ -37,7 +56,7 @@ void expect_committed(const output::Table& t, const std::string& name) {
 template <class Within>
 output::Table expect_points(const std::string& name, std::size_t rows, Within within) {
   const output::Table t =
-      validate_colocation(std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/" + name + ".csv", catalog());
+      validate_colocation(kColocationData + name + ".csv", catalog());
   EXPECT_EQ(t.rows(), rows);
   for (std::size_t i = 0; i < t.rows(); ++i) {
     const std::string& st = t.column("strategy").text[i];
@@ -56,7 +75,7 @@ output::Table expect_points(const std::string& name, std::size_t rows, Within wi
 // within `tolerance` of the simulation, with the H100's slice and switch (the file has no probe).
 output::Table expect_bench(const std::string& name, std::size_t rows, double tolerance, TimeSlicingDerivation& d) {
   const output::Table t = validate_sharing_bench(
-      std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/" + name + ".csv", catalog(), &d);
+      kColocationData + name + ".csv", catalog(), &d);
   EXPECT_FALSE(d.slice_measured);
   EXPECT_EQ(d.time_slice, models::kMeasuredTimeSlice);
   EXPECT_EQ(d.switch_cost, models::kMeasuredSwitchCost);
@@ -279,23 +298,14 @@ TEST(ColocationBench, H200ReadBackDoesNotChangeTimeSlicing) {
 // BatchNorm forward (2), the max-pool (1), the bias gradient's sum (1) and the align2 forward GEMM
 // (its output and an eighth of it in): their median rate over the ReLU's (clamp, 2 passes).
 TEST(ColocationBench, StridedAccessFractionIsTheH200Trace) {
-  const config::CsvTable t = config::CsvTable::read(std::string(SP_SOURCE_DIR) +
-                                                    "/calibration/data/colocation/h200_pointnet_kernels.csv");
-  const auto longest = [&](const std::string& part) {
-    double most = 0;
-    for (std::size_t i = 0; i < t.rows(); ++i) {
-      if (t.cell(i, "step") == "2" && t.cell(i, "name").find(part) != std::string::npos)
-        most = std::max(most, *t.number(i, "duration_us"));
-    }
-    EXPECT_GT(most, 0) << part;
-    return most;
-  };
-  const double pass = 32 * 2500 * 1024 * 2.0;
+  const config::CsvTable t = config::CsvTable::read(kColocationData + "h200_pointnet_kernels.csv");
+  const auto longest = [&](const std::string& part) { return longest_in_step2(t, part); };
+  const double pass = kPass1024;
   std::vector<double> rates = {2 * pass / longest("CUDAFunctor_add<c10::Half>"), 2 * pass / longest("bn_fw_tr"),
                                pass / longest("MaxOps"), pass / longest("sum_functor<c10::Half, float"),
                                1.125 * pass / longest("_nn_align2")};
   std::sort(rates.begin(), rates.end());
-  const double vector = 2 * pass / longest("launch_clamp_scalar");
+  const double vector = h200_relu_rate(t);
   const models::Accelerator h200 = *catalog().find_accelerator("H200-SXM5-141GB");
   EXPECT_NEAR(rates[2] / vector, h200.compute.strided_access_fraction, 0.002);
   // the ReLU itself runs at the file's vectorised efficiency, within 2 points
@@ -309,16 +319,8 @@ TEST(ColocationBench, StridedAccessFractionIsTheH200Trace) {
 // time (cuDNN overlaps a group's transposes with the previous group's GEMM on a second stream):
 // their bytes over their time, over the plain step's ReLU on the same tensor.
 TEST(ColocationBench, TransposeAccessFractionIsTheFusedH200Trace) {
-  const std::string dir = std::string(SP_SOURCE_DIR) + "/calibration/data/colocation/";
-  const config::CsvTable plain = config::CsvTable::read(dir + "h200_pointnet_kernels.csv");
-  double relu = 0;
-  for (std::size_t i = 0; i < plain.rows(); ++i) {
-    if (plain.cell(i, "step") == "2" && plain.cell(i, "name").find("launch_clamp_scalar") != std::string::npos)
-      relu = std::max(relu, *plain.number(i, "duration_us"));
-  }
-  const double pass = 32 * 2500 * 1024 * 2.0;
-  const double vector = 2 * pass / relu;
-  const config::CsvTable t = config::CsvTable::read(dir + "h200_pointnet_fused4_kernels.csv");
+  const double vector = h200_relu_rate(config::CsvTable::read(kColocationData + "h200_pointnet_kernels.csv"));
+  const config::CsvTable t = config::CsvTable::read(kColocationData + "h200_pointnet_fused4_kernels.csv");
   double bytes = 0, time = 0;
   int clean = 0;
   for (std::size_t i = 0; i < t.rows(); ++i) {
@@ -334,7 +336,7 @@ TEST(ColocationBench, TransposeAccessFractionIsTheFusedH200Trace) {
       shared += std::max(0.0, std::min(end, e) - std::max(start, s));
     }
     if (shared >= 0.1 * (end - start)) continue;
-    bytes += 2 * pass;
+    bytes += 2 * kPass1024;
     time += end - start;
     ++clean;
   }
