@@ -197,6 +197,15 @@ int colocate_command(const ColocateOptions& o) {
                   ok ? fmt::format("{:.3f}", p.run.energy.value() / 1e3 / p.jobs).c_str() : "-",
                   ok ? "ok" : (p.status + ": " + p.message).c_str());
     }
+    for (const StrategyChoice& c : choose_strategies(points)) {
+      if (!c.fastest) {
+        std::printf("K=%-3d no strategy ran (see status)\n", c.jobs);
+        continue;
+      }
+      std::printf("K=%-3d fastest: %s (%.2f s); least energy: %s (%.3f kJ/job)\n", c.jobs, strategy_name(c.fastest->strategy),
+                  to_seconds(c.fastest->run.makespan), strategy_name(c.least_energy->strategy),
+                  c.least_energy->run.energy.value() / 1e3 / c.jobs);
+    }
     std::printf("wrote %s/{summary.csv,jobs.csv,manifest.yaml%s}\n", dir.string().c_str(), plotted ? ",colocation.png" : "");
   }
   if (!plotted) std::fprintf(stderr, "scalepoint: warning: gnuplot not found or failed; colocation.png not written\n");

@@ -312,6 +312,18 @@ double trained_samples(const ColocationPoint& p, double batch) {
   return steps * batch;
 }
 
+std::vector<StrategyChoice> choose_strategies(const std::vector<ColocationPoint>& points) {
+  std::vector<StrategyChoice> out;
+  for (const ColocationPoint& p : points) {
+    if (out.empty() || out.back().jobs != p.jobs) out.push_back({p.jobs});
+    if (p.status != "ok") continue;
+    StrategyChoice& c = out.back();
+    if (!c.fastest || p.run.makespan < c.fastest->run.makespan) c.fastest = &p;
+    if (!c.least_energy || p.run.energy.value() < c.least_energy->run.energy.value()) c.least_energy = &p;
+  }
+  return out;
+}
+
 std::vector<ColocationPoint> run_colocation(const ColocationSpec& s,
                                            const std::function<void(int done, int total)>& progress) {
   std::vector<ColocationPoint> out;

@@ -93,6 +93,16 @@ std::vector<ColocationPoint> run_colocation(const ColocationSpec& spec,
 /// The samples all the point's jobs trained (fewer than K x steps x batch with early stopping).
 double trained_samples(const ColocationPoint& point, double batch);
 
+/// What a user asks of a sweep over K: at each K, the strategy that finishes all K jobs first
+/// and the one that spends the least accelerator energy on them (the first listed wins a tie;
+/// points that did not run, e.g. out of memory, are not candidates).
+struct StrategyChoice {
+  int jobs = 0;
+  const ColocationPoint* fastest = nullptr;
+  const ColocationPoint* least_energy = nullptr;
+};
+std::vector<StrategyChoice> choose_strategies(const std::vector<ColocationPoint>& points);
+
 /// summary.csv: one row per (K, strategy); jobs.csv: each job's completion.
 output::Table colocation_table(const ColocationSpec& spec, const std::vector<ColocationPoint>& points);
 output::Table colocation_jobs_table(const std::vector<ColocationPoint>& points);

@@ -224,6 +224,40 @@ TEST(ColocationScenario, PointNetHostTimeStillGivesTheSmActivityItWasDerivedFrom
   EXPECT_NEAR(points[0].run.sm_active, 0.055, 0.055 * 0.05);
 }
 
+TEST(ColocationScenario, EachKNamesItsFastestAndLeastEnergyStrategy) {
+  const auto point = [](int k, Strategy st, double makespan_s, double energy_j, std::string status = "ok") {
+    ColocationPoint p;
+    p.jobs = k;
+    p.strategy = st;
+    p.status = std::move(status);
+    p.run.makespan = seconds(makespan_s);
+    p.run.energy = Joules(energy_j);
+    return p;
+  };
+  const std::vector<ColocationPoint> points = {
+      point(1, Strategy::sequential, 10, 100),
+      point(2, Strategy::sequential, 20, 200),
+      point(2, Strategy::time_slicing, 12, 190),
+      point(2, Strategy::mps, 11, 195),
+      point(2, Strategy::fused, 0, 0, "out_of_memory"),  // never a candidate, whatever its numbers
+      point(3, Strategy::mps, 0, 0, "out_of_memory"),
+      point(4, Strategy::time_slicing, 15, 300),
+      point(4, Strategy::mps, 15, 300),  // a tie: the strategy listed first wins
+  };
+  const std::vector<StrategyChoice> c = choose_strategies(points);
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_EQ(c[0].jobs, 1);
+  EXPECT_EQ(c[0].fastest, &points[0]);
+  EXPECT_EQ(c[0].least_energy, &points[0]);
+  EXPECT_EQ(c[1].fastest, &points[3]);       // 11 s
+  EXPECT_EQ(c[1].least_energy, &points[2]);  // 190 J
+  EXPECT_EQ(c[2].jobs, 3);
+  EXPECT_EQ(c[2].fastest, nullptr);
+  EXPECT_EQ(c[2].least_energy, nullptr);
+  EXPECT_EQ(c[3].fastest, &points[6]);
+  EXPECT_EQ(c[3].least_energy, &points[6]);
+}
+
 TEST(ColocationScenario, ShippedScenariosRun) {
   for (const char* name : {"resnet18_a100", "hfta_pointnet_v100"}) {
     ColocationSpec s = load_colocation(kDir + name + ".yaml", {}, catalog());
