@@ -16,6 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 constexpr int kMaxIncludeDepth = 16;
+// No scenario, platform or sweep nests deeper than a dozen levels; an alias inside the node it
+// names (`x: &A [*A]`) nests without end, and walking it would overflow the stack.
+constexpr int kMaxNesting = 100;
 
 YAML::Node parse_yaml(const std::string& text, const std::string& label) {
   try {
@@ -33,7 +36,14 @@ std::string join_key(const std::string& path, const std::string& key) {
 
 // Replaces every `!include file` below `node` by the loaded file, recording where it came from.
 void resolve_includes(YAML::Node node, const fs::path& dir, const std::string& path,
-                      const std::string& file, LoadContext& ctx, int depth) {
+                      const std::string& file, LoadContext& ctx, int depth, int nesting = 0) {
+  if (nesting > kMaxNesting) {
+    const YAML::Mark m = node.Mark();
+    const std::string key = path.size() > 60 ? path.substr(0, 60) + "..." : path;
+    throw InputError(SourceLocation{file, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1}, key,
+                     "nested more than " + std::to_string(kMaxNesting) + " levels deep",
+                     "does an alias (*name) stand inside the node it names?");
+  }
   if (++ctx.nodes > kMaxYamlNodes) {
     throw InputError(SourceLocation{file, 0, 0}, "",
                      "expands to more than " + std::to_string(kMaxYamlNodes) + " YAML nodes",
@@ -71,7 +81,7 @@ void resolve_includes(YAML::Node node, const fs::path& dir, const std::string& p
       if (kv.second.Tag() == "!include") {
         included.emplace_back(kv.second, include(kv.second, child_path));
       } else {
-        resolve_includes(kv.second, dir, child_path, file, ctx, depth);
+        resolve_includes(kv.second, dir, child_path, file, ctx, depth, nesting + 1);
       }
     }
     for (auto& [value, replacement] : included) value = replacement;
@@ -81,7 +91,7 @@ void resolve_includes(YAML::Node node, const fs::path& dir, const std::string& p
       if (node[i].Tag() == "!include") {
         node[i] = include(node[i], child_path);
       } else {
-        resolve_includes(node[i], dir, child_path, file, ctx, depth);
+        resolve_includes(node[i], dir, child_path, file, ctx, depth, nesting + 1);
       }
     }
   }

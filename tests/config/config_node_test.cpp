@@ -179,6 +179,24 @@ TEST(Includes, AnAliasBombIsRefusedNotExpanded) {
   EXPECT_EQ(e.message(), "expands to more than 1000000 YAML nodes");
 }
 
+TEST(Includes, AnAliasInsideTheNodeItNamesIsRefusedNotWalkedForever) {
+  // Found by hostile-input testing: `x: &A [*A]` is a sequence that contains itself; walking it
+  // overflowed the stack (SIGSEGV). 101 levels is the limit (no shipped file nests a dozen).
+  for (const std::string yaml : {"x: &A [*A]\n", "a: &A {b: *A}\n"}) {
+    const InputError e = error_of([&] { load_string(yaml, "cycle.yaml"); });
+    EXPECT_EQ(e.message(), "nested more than 100 levels deep") << yaml;
+    EXPECT_EQ(e.where().line, 1);
+  }
+  // The root is level 0: "k: {k: ... 1}" with n braces puts the scalar at level n + 1.
+  const auto nested = [](int n) {
+    std::string s = "1";
+    for (int i = 0; i < n; ++i) s = "{k: " + s + "}";
+    return "k: " + s + "\n";
+  };
+  EXPECT_NO_THROW(load_string(nested(99), "deep.yaml"));
+  EXPECT_EQ(error_of([&] { load_string(nested(100), "deep.yaml"); }).message(), "nested more than 100 levels deep");
+}
+
 TEST(Includes, AnIncludeUnderANullKeyIsSplicedInPlace) {
   // Found by fuzz_scenario (tests/fuzz): ": !include x" (a null key) made the loader look the key
   // up again, insert a second pair while walking the map, and read freed memory. The include is
