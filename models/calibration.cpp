@@ -115,6 +115,13 @@ std::map<std::string, SoftwareLevel> parse_levels(const config::ConfigNode& n) {
 }  // namespace
 
 Calibration parse_calibration(const config::ConfigNode& n) {
+  // The summaries calibrate mlperf writes beside the parameters are for readers; anything else
+  // is a misspelt key or another file, which would otherwise calibrate nothing, silently.
+  n.expect_only({"provenance", "workloads", "model_error_by_scale", "software", "in_sample", "leave_one_system_out",
+                 "leave_one_kind_out", "residuals"});
+  if (!n.has("workloads") && !n.has("software")) {
+    n.fail("has neither workloads nor software: not a calibration file", "calibration/params/mlperf_v4.1.yaml is one");
+  }
   Calibration c;
   if (auto by = n.find("model_error_by_scale")) {
     by->expect_only({"N<=8", "N=9-64", "N>64"});

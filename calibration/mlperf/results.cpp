@@ -22,7 +22,8 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     if (t.has_column("system_folder")) r.system_folder = t.cell(i, "system_folder");
     const auto count = [&](const char* column) {
       const auto v = t.integer(i, column);
-      if (!v || *v < 1) t.fail(i, column, "needs a count of at least 1");
+      // As everywhere in scalepoint, counts stop at 10^9 (an int, and no machine near it).
+      if (!v || *v < 1 || *v > 1'000'000'000) t.fail(i, column, "needs a count between 1 and 1000000000");
       return static_cast<int>(*v);
     };
     r.accelerators_per_node = count("accelerators_per_node");
@@ -39,7 +40,9 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
       if (r.time_to_train_min && !(*r.time_to_train_min > 0)) t.fail(i, "time_to_train_min", "must be positive");
     }
     r.global_batch = t.integer(i, "global_batch_size");
-    if (r.global_batch && *r.global_batch < 1) t.fail(i, "global_batch_size", "must be at least 1");
+    if (r.global_batch && (*r.global_batch < 1 || *r.global_batch > 1'000'000'000)) {
+      t.fail(i, "global_batch_size", "must be between 1 and 1000000000");
+    }
     const auto degree = [&](const char* column) -> std::optional<int> {
       if (!t.has_column(column)) return std::nullopt;
       const auto v = t.integer(i, column);

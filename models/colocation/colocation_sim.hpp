@@ -51,6 +51,9 @@ struct ColocatedJob {
 // until measured on them.
 inline constexpr Duration kMeasuredTimeSlice = microseconds(1790);
 inline constexpr Duration kMeasuredSwitchCost = microseconds(143);
+// Shorter slices than this are no driver's setting (the nominal one is 1,024 us) and would cost
+// the simulation an event per slice: a "1 ps" slice never ends.
+inline constexpr Duration kShortestTimeSlice = microseconds(1);
 
 struct DeviceSharing {
   enum class Mode { exclusive, concurrent, partitioned } mode = Mode::exclusive;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ int main(int argc, char** argv) {
   // rather than the default SIGXFSZ that kills the process mid-row.
   std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"scalepoint: discrete-event simulator of multi-GPU training scaling"};
+  // Seeds are non-negative 64-bit integers (a negative one would wrap silently).
+  const CLI::Range kSeedRange(0LL, std::numeric_limits<long long>::max());
   app.set_version_flag("--version", std::string(SCALEPOINT_VERSION));
   app.require_subcommand(1);
 
@@ -37,7 +40,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--set", run.overrides, "override a key before parsing: key.path=value")
       ->take_all()
       ->allow_extra_args(false);
-  run_cmd->add_option("--seed", run.seed, "random seed (overrides the scenario's seed)");
+  run_cmd->add_option("--seed", run.seed, "random seed (overrides the scenario's seed)")->check(kSeedRange);
   run_cmd->add_option("--samples", run.samples, "Monte Carlo replicates for p10/p50/p90 (default: the scenario's, 100)");
   run_cmd->add_option("--platform", run.platform,
                       "replace the scenario's platform (a name in scenarios/platforms, or a file such as a "
@@ -69,7 +72,7 @@ int main(int argc, char** argv) {
       ->required();
   analyze_cmd->add_option("--out,-o", analyze.out_dir, "output folder (default results/analysis)");
   analyze_cmd->add_option("--k", analyze.k, "clusters per benchmark (default: chosen by silhouette)");
-  analyze_cmd->add_option("--seed", analyze.seed, "seed of the K-means restarts")->capture_default_str();
+  analyze_cmd->add_option("--seed", analyze.seed, "seed of the K-means restarts")->capture_default_str()->check(kSeedRange);
 
   sp::cli::PredictOptions predict;
   CLI::App* predict_cmd = app.add_subcommand("predict", "time to train of every system in a results-style CSV");
@@ -79,8 +82,10 @@ int main(int argc, char** argv) {
                           "layout the system runs; empty: the workload's rule)")
       ->required();
   predict_cmd->add_option("--out,-o", predict.out, "output CSV")->required();
-  predict_cmd->add_option("--samples", predict.samples, "Monte Carlo replicates for p10/p90")->capture_default_str();
-  predict_cmd->add_option("--seed", predict.seed, "random seed")->capture_default_str();
+  predict_cmd->add_option("--samples", predict.samples, "Monte Carlo replicates for p10/p90")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  predict_cmd->add_option("--seed", predict.seed, "random seed")->capture_default_str()->check(kSeedRange);
 
   sp::cli::ValidateOptions validate;
   CLI::App* validate_cmd = app.add_subcommand("validate", "predict every published MLPerf time and compare");
@@ -93,8 +98,10 @@ int main(int argc, char** argv) {
       ->excludes(validate_loo);
   validate_cmd->add_option("--phases", validate.phases,
                            "phase timings from the systems' logs the refits also fit (calibration/data/mlperf/phases_v4.1.csv)");
-  validate_cmd->add_option("--samples", validate.samples, "Monte Carlo replicates for p10/p90")->capture_default_str();
-  validate_cmd->add_option("--seed", validate.seed, "random seed")->capture_default_str();
+  validate_cmd->add_option("--samples", validate.samples, "Monte Carlo replicates for p10/p90")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  validate_cmd->add_option("--seed", validate.seed, "random seed")->capture_default_str()->check(kSeedRange);
 
   sp::cli::SweepOptions sweep;
   CLI::App* sweep_cmd = app.add_subcommand("sweep", "run every point of a sweep file (serially, or under mpirun)");

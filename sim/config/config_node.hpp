@@ -48,6 +48,9 @@ class ConfigNode {
   void expect_only(const std::vector<std::string>& allowed) const;
 
   std::string as_string() const;
+  /// A text that names an output folder or file: not empty, no slashes or control characters,
+  /// not "." or ".." (which would leave the folder it is written under).
+  std::string as_folder_name() const;
   double as_number() const;
   std::int64_t as_int() const;
   /// An integer >= 1 (counts of accelerators, nodes, NICs ...).

@@ -14,12 +14,13 @@ namespace sp::output {
 namespace fs = std::filesystem;
 
 StagedFiles::StagedFiles(fs::path dir) : dir_(std::move(dir)) {
-  std::error_code ec;
+  std::error_code ec, probe;
   fs::create_directories(dir_, ec);
-  if (ec || !fs::is_directory(dir_)) {
+  if (ec || !fs::is_directory(dir_, probe)) {
+    const bool file = fs::exists(dir_, probe) && !fs::is_directory(dir_, probe);
     throw InputError(SourceLocation{"--out", 0, 0}, "",
                      dir_.string() + " cannot be the output folder: " +
-                         (fs::exists(dir_) && !fs::is_directory(dir_) ? std::string("it is a file") : ec.message()));
+                         (file ? std::string("it is a file") : (ec ? ec : probe).message()));
   }
 }
 
@@ -32,6 +33,17 @@ StagedFiles::~StagedFiles() {
 fs::path StagedFiles::stage(const std::string& name) {
   const fs::path final_path = dir_ / name;
   const fs::path tmp = dir_ / ("." + name + ".tmp." + std::to_string(::getpid()));
+  // The rename replaces whatever has the name: only ever an earlier output, never a folder, a
+  // device (as root, /dev/null itself) or a pipe.
+  std::error_code ec;
+  const fs::file_status st = fs::status(final_path, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    throw InputError(SourceLocation{"--out", 0, 0}, "",
+                     final_path.string() + " exists and is not a regular file; scalepoint replaces only files");
+  }
+  if (tmp.filename().string().size() > 255) {
+    throw InputError(SourceLocation{"--out", 0, 0}, "", name + ": file name too long (at most about 230 characters)");
+  }
   staged_.emplace_back(tmp, final_path);
   return tmp;
 }

@@ -72,10 +72,7 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
   if (!root.is_map()) root.fail("a co-location scenario must be a mapping of keys such as name, accelerator, job, jobs");
   root.expect_only({"name", "description", "accelerator", "host", "job", "jobs", "strategies", "sharing",
                     "early_stopping"});
-  s.name = root.at("name").as_string();
-  if (s.name.empty() || s.name.find_first_of("/\\") != std::string::npos) {
-    root.at("name").fail("must be a non-empty name without slashes (it names the output folder)");
-  }
+  s.name = root.at("name").as_folder_name();
   if (auto d = root.find("description")) s.description = d->as_string();
   s.accelerator = catalog.accelerator(root.at("accelerator"));
   if (s.accelerator.context_memory) s.context_memory = *s.accelerator.context_memory;  // unless sharing says
@@ -161,6 +158,12 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
     if (!(s.stop_grace > 0 && s.stop_grace < 1)) es->at("grace").fail("must be in (0, 1): the first milestone's share of the steps");
     s.stop_reduction = es->at("reduction").as_number();
     if (!(s.stop_reduction > 1 && s.stop_reduction <= 100)) es->at("reduction").fail("must be in (1, 100]");
+    // Milestones at grace x reduction^i: a reduction barely above 1 makes billions of them.
+    const double milestones = std::ceil(std::log(1 / s.stop_grace) / std::log(s.stop_reduction));
+    if (milestones > 100) {
+      es->at("reduction").fail(fmt::format("gives {:.0f} milestones with grace {}; at most 100", milestones, s.stop_grace),
+                               "ASHA's reduction factor is usually 2 to 4");
+    }
     if (auto x = es->find("seed")) {
       const std::int64_t v = x->as_int();
       if (v < 0) x->fail("must not be negative");
@@ -171,7 +174,7 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
     sh->expect_only({"time_slice", "switch_cost", "start_up", "context_memory", "mps_active_thread_percentage",
                      "fraction", "fractional_mode", "fused_max", "mps_clients_max"});
     if (auto x = sh->find("time_slice")) s.time_slice = x->as_nonnegative_duration();
-    if (!(s.time_slice > Duration::zero())) sh->at("time_slice").fail("must be positive");
+    if (s.time_slice < models::kShortestTimeSlice) sh->at("time_slice").fail("must be at least 1 us (drivers slice in milliseconds)");
     if (auto x = sh->find("switch_cost")) s.switch_cost = x->as_nonnegative_duration();
     if (auto x = sh->find("start_up")) s.start_up = x->as_nonnegative_duration();
     if (auto x = sh->find("context_memory")) s.context_memory = x->as_bytes();
@@ -285,7 +288,9 @@ ColocationPoint run_point(const ColocationSpec& s, int k, Strategy strategy) {
   std::vector<models::ColocatedJob> jobs(static_cast<std::size_t>(groups), job);
   if (s.stop_reduction > 1 && strategy != Strategy::fused) {
     d.reduction = s.stop_reduction;
-    for (double m = s.stop_grace * s.steps; m < s.steps; m *= s.stop_reduction) d.milestones.push_back(std::ceil(m));
+    for (double m = s.stop_grace * s.steps; m < s.steps; m *= s.stop_reduction) {
+      if (d.milestones.empty() || std::ceil(m) > d.milestones.back()) d.milestones.push_back(std::ceil(m));  // one decision a step
+    }
     for (std::size_t j = 0; j < jobs.size(); ++j) jobs[j].quality = RngStream(s.seed, j, "quality").uniform01();
   }
   p.run = models::simulate_colocation(jobs, d);

@@ -125,6 +125,9 @@ TimeSlicingDerivation derive_time_slicing(const config::CsvTable& t, Duration ke
   const double launch_us = (per_step_us - positive(t, r, "kernel_us") - latency_us) / positive(t, r, "launches_per_step") -
                            t.number(r, "gap_us").value_or(0);
   if (!(launch_us >= 0)) t.fail(r, "makespan_s", "too short for its launches, gaps and kernel: no host time is left per launch");
+  // A launch costs the host microseconds; a second per launch is a unit slip, and would overflow
+  // the simulated time.
+  if (launch_us > 10'000) t.fail(r, "makespan_s", "implies more than 10 ms of host time per launch (is it in seconds?)");
   d.launch_cost = seconds(launch_us * 1e-6);
   const auto has = [&](const char* kind, const char* name) {
     for (std::size_t i = 0; i < t.rows(); ++i) {
@@ -157,6 +160,9 @@ TimeSlicingDerivation derive_time_slicing(const config::CsvTable& t, Duration ke
     const double next = std::ceil(work_us / (waits - switch_us));
     if (!(waits - switch_us > 0)) t.fail(r, "speedup", "implies a switch longer than the probe's longest wait");
     if (next == switches) {
+      if (seconds((waits - switch_us) * 1e-6) < models::kShortestTimeSlice) {
+        t.fail(probe, "latency_max_us", "implies a time slice below 1 us (is it in microseconds?)");
+      }
       d.time_slice = seconds((waits - switch_us) * 1e-6);
       d.switch_cost = seconds(switch_us * 1e-6);
       d.slice_measured = true;

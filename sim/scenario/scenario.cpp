@@ -41,10 +41,10 @@ BatchPolicy parse_batch(const config::ConfigNode& n) {
     b.typical = true;  // filled in once the workload, layouts and counts are known
   } else if (auto g = n.find("global")) {
     b.kind = BatchPolicy::Kind::global;
-    b.global = g->as_positive_int();
+    b.global = g->as_count();
   } else if (auto p = n.find("per_accelerator")) {
     b.kind = BatchPolicy::Kind::per_accelerator;
-    b.per_accelerator = p->as_positive_int();
+    b.per_accelerator = p->as_count();
   } else {
     b.kind = BatchPolicy::Kind::by_accelerators;
     const config::ConfigNode table = n.at("global_by_accelerators");
@@ -55,7 +55,7 @@ BatchPolicy parse_batch(const config::ConfigNode& n) {
       if (key.empty() || *end != '\0' || count < 1) {
         k.fail("keys must be accelerator counts (integers >= 1), got '" + key + "'");
       }
-      if (!b.by_accelerators.emplace(static_cast<int>(count), value.as_positive_int()).second) {
+      if (!b.by_accelerators.emplace(static_cast<int>(count), value.as_count()).second) {
         k.fail("accelerator count " + key + " appears twice");
       }
     }
@@ -88,6 +88,12 @@ void check_counts(const ScenarioSpec& s, const config::ConfigNode& list, const c
           .fail("has no global batch for " + std::to_string(n) + " accelerators",
                 "add an entry '" + std::to_string(n) + ": <global batch>'");
     }
+    // Counts stop at 10^9 everywhere; per_accelerator x N can pass it where neither does.
+    if (s.batch.kind == BatchPolicy::Kind::per_accelerator && s.batch.global_batch(n) > 1'000'000'000) {
+      batch.at("per_accelerator")
+          .fail("gives a global batch of " + std::to_string(s.batch.global_batch(n)) + " at " + std::to_string(n) +
+                " accelerators; global batches are limited to 1000000000");
+    }
   }
 }
 
@@ -105,10 +111,7 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
   s.resolved_yaml = root.dump();
   s.resolved_sha256 = sha256_hex(s.resolved_yaml);
 
-  s.name = root.at("name").as_string();
-  if (s.name.empty() || s.name.find_first_of("/\\") != std::string::npos) {
-    root.at("name").fail("must be a non-empty name without slashes (it names the output folder)");
-  }
+  s.name = root.at("name").as_folder_name();
   if (auto d = root.find("description")) s.description = d->as_string();
   if (auto seed = root.find("seed")) {
     const std::int64_t v = seed->as_int();

@@ -115,7 +115,7 @@ SweepSpec load_sweep(const std::string& file) {
   SweepSpec s;
   s.file = file;
   s.sha256 = sha256_hex(config::read_text_file(file));
-  s.name = root.at("name").as_string();
+  s.name = root.at("name").as_folder_name();
   const config::ConfigNode base = root.at("base");
   s.base_file = (std::filesystem::path(file).parent_path() / base.as_string()).lexically_normal().string();
   if (!config::exists_quietly(s.base_file)) base.fail("no such scenario: " + s.base_file);

@@ -280,6 +280,7 @@ TEST(Cli, ColocateWritesItsTablesAndBadInputWritesNothing) {
                      "--set job.epochs=0.05 --out " + out.string());
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("time_slicing"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("K=2   fastest: "), std::string::npos) << r.output;
   const std::string csv = slurp(out / "summary.csv");
   EXPECT_EQ(csv.rfind("jobs,strategy,resident,memory_gb,makespan_s,", 0), 0u) << csv;
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 * 5);
@@ -290,6 +291,60 @@ TEST(Cli, ColocateWritesItsTablesAndBadInputWritesNothing) {
   EXPECT_EQ(b.status, 2);
   EXPECT_NE(b.output.find("sharing.fraction: must be in (0, 1]"), std::string::npos) << b.output;
   EXPECT_FALSE(fs::exists(bad / "summary.csv"));
+}
+
+TEST(Cli, HostileInputExitsWithTwoNotACrashAHangOrAWriteElsewhere) {
+  // Found by a hostile-input review: a stack overflow (an alias inside itself), a division by a
+  // count cut to 32 bits, simulated times past the clock's range, billions of milestones or
+  // picosecond slices (hangs), an output folder named "..", a calibration file of other keys
+  // accepted silently, and --out replacing a device or folder.
+  const fs::path dir = fresh_dir("hostile");
+  fs::create_directories(dir);
+  const auto file = [&](const std::string& name, const std::string& text) {
+    std::ofstream((dir / name).string()) << text;
+    return (dir / name).string();
+  };
+  const std::string src = SP_SOURCE_DIR;
+  const std::string coloc = "name: h\naccelerator: H100-SXM5-80GB\nhost: {cores: 16}\n"
+                            "job: {workload: pointnet_cls, batch: 32, steps: 5}\njobs: [2]\n";
+  std::string bench;
+  {
+    std::ifstream in(src + "/calibration/data/colocation/h100_coloc_bench.csv");
+    std::getline(in, bench);
+  }
+  bench += "\n1,colocation,host_bound,time_slicing,1,4,20,60,10,750,1e7,0.49,0.49,1.0,64.0,129.5,1980,0.22,,,,0,,"
+           "NVIDIA H100 80GB HBM3,\n";
+  const std::string systems = "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"colocate " + file("cycle.yaml", "x: &A [*A]\n"), "nested more than 100 levels deep"},
+      {"predict --out " + (dir / "p.csv").string() + " --systems " +
+           file("wide.csv", systems + "bert,NVIDIA H100-SXM5-80GB,8,536870912,4294967296,768\n"),
+       "accelerators_total: needs a count between 1 and 1000000000"},
+      {"predict --samples 1000000000 --out " + (dir / "p.csv").string() + " --systems " +
+           src + "/calibration/data/mlperf/results_v4.1.csv",
+       "--samples: Value 1000000000 not in range 0 to 100000"},
+      {"run " + scenario("bert") + " -q --set 'batch={per_accelerator: 1000000000}'",
+       "global batches are limited to 1000000000"},
+      {"colocate --validate " + file("bench.csv", bench) + " --out " + (dir / "v").string(),
+       "makespan_s: implies more than 10 ms of host time per launch"},
+      {"colocate " + file("slice.yaml", coloc + "strategies: [time_slicing]\nsharing: {time_slice: \"1 ps\"}\n"),
+       "sharing.time_slice: must be at least 1 us"},
+      {"colocate " + file("asha.yaml", coloc + "strategies: [sequential]\n"
+                                              "early_stopping: {grace: 1.0e-300, reduction: 1.0000001, seed: 1}\n"),
+       "early_stopping.reduction: gives 6907755621 milestones"},
+      {"run " + scenario("bert") + " -q --set name=..", "name: must be a name without slashes, control characters"},
+      {"run " + scenario("bert") + " -q --set calibration=" + file("cal.yaml", "bogus: 1\n"), "bogus: unknown key"},
+      {"predict --out " + dir.string() + " --systems " + src + "/calibration/data/mlperf/results_v4.1.csv",
+       "exists and is not a regular file"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const RunResult r = run(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir / "p.csv"));
+  EXPECT_FALSE(fs::exists(dir / "v"));
 }
 
 TEST(Cli, SilentlyAcceptedCasesWarnOrFail) {
