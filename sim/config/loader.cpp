@@ -22,7 +22,15 @@ constexpr int kMaxNesting = 100;
 
 YAML::Node parse_yaml(const std::string& text, const std::string& label) {
   try {
-    return YAML::Load(text);
+    // A second document (after `---`) would be ignored: say so rather than drop it.
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1) {
+      const YAML::Mark m = docs[1].Mark();
+      throw InputError(SourceLocation{label, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1}, "",
+                       "holds " + std::to_string(docs.size()) + " YAML documents; a file is one",
+                       "remove the second '---' and what follows, or merge it into the first");
+    }
+    return docs.empty() ? YAML::Node() : docs.front();
   } catch (const YAML::Exception& e) {
     const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
     const int column = e.mark.is_null() ? 0 : e.mark.column + 1;

@@ -144,7 +144,8 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
     tr->expect_only({"file", "step"});
     const std::filesystem::path given = tr->at("file").as_string();
     const std::filesystem::path path = given.is_absolute() ? given : std::filesystem::path(file).parent_path() / given;
-    if (!std::filesystem::exists(path)) tr->at("file").fail("no such file: " + path.string());
+    if (!config::exists_quietly(path.string())) tr->at("file").fail("no such file: " + path.string());
+    if (!config::regular_file_quietly(path.string())) tr->at("file").fail("not a regular file: " + path.string());
     const int step = tr->has("step") ? static_cast<int>(tr->at("step").as_int()) : -1;
     if (tr->has("step") && step < 0) tr->at("step").fail("must be a step of the trace (0 or more)");
     if (std::find(s.strategies.begin(), s.strategies.end(), Strategy::fused) != s.strategies.end()) {

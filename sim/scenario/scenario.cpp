@@ -132,6 +132,8 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
       calibration = {};
     } else if (which != "default") {
       const std::filesystem::path params = std::filesystem::path(file_dir(file)) / which;
+      if (!config::exists_quietly(params.string())) c->fail("no such file: " + params.string());
+      if (!config::regular_file_quietly(params.string())) c->fail("not a regular file: " + params.string());
       calibration = models::parse_calibration(config::load_file(params.string()));
     }
   }

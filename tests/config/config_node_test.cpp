@@ -197,6 +197,13 @@ TEST(Includes, AnAliasInsideTheNodeItNamesIsRefusedNotWalkedForever) {
   EXPECT_EQ(error_of([&] { load_string(nested(100), "deep.yaml"); }).message(), "nested more than 100 levels deep");
 }
 
+TEST(Includes, ASecondDocumentIsRefusedNotDropped) {
+  const InputError e = error_of([&] { load_string("name: a\n---\nname: b\n", "two.yaml"); });
+  EXPECT_EQ(e.message(), "holds 2 YAML documents; a file is one");
+  EXPECT_EQ(e.where().line, 3);
+  EXPECT_NO_THROW(load_string("---\nname: a\n", "one.yaml"));  // a leading marker starts the one document
+}
+
 TEST(Includes, AnIncludeUnderANullKeyIsSplicedInPlace) {
   // Found by fuzz_scenario (tests/fuzz): ": !include x" (a null key) made the loader look the key
   // up again, insert a second pair while walking the map, and read freed memory. The include is
