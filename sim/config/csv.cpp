@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <set>
+#include <string>
 
 #include "sim/config/loader.hpp"
 #include "sim/core/error.hpp"
@@ -27,6 +29,13 @@ CsvTable::CsvTable(const std::string& input, std::string file) : file_(std::move
     const bool blank = row.size() == 1 && row[0].empty();
     if (!blank) {
       if (header_.empty()) {
+        // A column named twice would be read from its first place only.
+        std::set<std::string> seen;
+        for (const std::string& name : row) {
+          if (!name.empty() && !seen.insert(name).second) {
+            throw InputError(SourceLocation{file_, row_line, 0}, name, "column appears twice in the header");
+          }
+        }
         header_ = row;
       } else {
         if (row.size() != header_.size()) {

@@ -130,6 +130,7 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
       if (*it == Strategy::mig && !s.accelerator.mig) {
         e.fail(s.accelerator.name + " has no MIG", "MIG needs an accelerator whose hardware file has `mig` (A100)");
       }
+      if (std::find(s.strategies.begin(), s.strategies.end(), *it) != s.strategies.end()) e.fail("'" + v + "' is listed twice");
       s.strategies.push_back(*it);
     }
     if (s.strategies.empty()) st->fail("needs at least one strategy");

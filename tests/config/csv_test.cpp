@@ -33,6 +33,12 @@ TEST(Csv, ErrorsNameFileLineAndColumn) {
   EXPECT_THROW(CsvTable("a,b\n1\n", "short.csv"), InputError);
   EXPECT_THROW(CsvTable("a\n\"open\n", "quote.csv"), InputError);
   EXPECT_THROW(CsvTable("", "empty.csv"), InputError);
+  try {
+    CsvTable("jobs,speedup,jobs\n1,2,3\n", "twice.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "twice.csv:1: jobs: column appears twice in the header");
+  }
 }
 
 }  // namespace sp::config

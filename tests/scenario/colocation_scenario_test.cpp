@@ -27,6 +27,7 @@ std::string error_of(const std::string& file, const std::string& set) {
 
 TEST(ColocationScenario, BadInputNamesTheArgumentOrFileLineAndKey) {
   const std::string f = kDir + "resnet18_a100.yaml";
+  EXPECT_NE(error_of(f, "strategies=[mps, time_slicing, mps]").find("strategies[2]: 'mps' is listed twice"), std::string::npos);
   EXPECT_NE(error_of(f, "strategies=[mps, fusion]").find("strategies[1]: unknown strategy 'fusion' (valid: sequential, "),
             std::string::npos);
   EXPECT_NE(error_of(f, "sharing.fraction=1.5").find("sharing.fraction: must be in (0, 1]"), std::string::npos);
