@@ -53,7 +53,7 @@ output::Table predict_table(const config::CsvTable& input, const SystemModelInpu
                                          "stack: its software stack's | prior: none seen",
                                          source));
   t.columns.push_back(output::text_column("status", "ok | error | out_of_memory", status));
-  t.columns.push_back(output::text_column("message", "why a row has no prediction", message));
+  t.columns.push_back(output::text_column("message", "why a row has no prediction, or what it did not take as given", message));
   return t;
 }
 

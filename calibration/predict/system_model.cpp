@@ -179,6 +179,13 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
                              std::to_string(gbs));
   }
   if (!e->ok()) return fail(e->status, e->message);
+  if (row.tensor_parallel || row.context_parallel || row.pipeline_parallel) {
+    const int tp = row.tensor_parallel.value_or(1), cp = row.context_parallel.value_or(1), pp = row.pipeline_parallel.value_or(1);
+    if (e->layout.tp != tp || e->layout.cp != cp || e->layout.pp != pp) {
+      // Predicted all the same (a submitter would find a layout that runs), but not as declared.
+      out.message = fmt::format("the declared TP{} CP{} PP{} does not fit; predicted with the fastest layout that does", tp, cp, pp);
+    }
+  }
   out.estimate = *e;
   out.platform = *p;
   const std::optional<double> converged = row.converged_samples(w->train_samples);

@@ -261,6 +261,17 @@ TEST(Cli, PredictKeepsEveryRowAndSaysWhyOneCannotBeModelled) {
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.output.find("bad.csv:1: accelerators_per_node: missing column"), std::string::npos) << bad.output;
   EXPECT_FALSE(fs::exists(dir / "p2.csv"));
+
+  // A declared layout that cannot run (TP3 does not divide 8 GPUs) is
+  // predicted with one that does, and the row says so.
+  {
+    std::ofstream f(dir / "tp3.csv");
+    f << "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size,tensor_parallel\n"
+         "llama2_70b_lora,NVIDIA H100-SXM5-80GB,8,1,8,8,3\n";
+  }
+  ASSERT_EQ(run("predict --systems " + (dir / "tp3.csv").string() + " --out " + out.string()).status, 0);
+  EXPECT_NE(slurp(out).find(",ok,the declared TP3 CP1 PP1 does not fit; predicted with the fastest layout that does"),
+            std::string::npos) << slurp(out);
 }
 
 TEST(Cli, PlatformOptionReplacesTheScenariosPlatform) {
