@@ -80,7 +80,12 @@ std::vector<std::pair<YAML::Node, YAML::Node>> ConfigNode::entries_checked() con
   if (!is_map()) fail("expected a mapping (key: value pairs)");
   std::vector<std::pair<YAML::Node, YAML::Node>> out;
   for (const auto& kv : impl_->node) {
-    if (!kv.first.IsScalar()) fail("keys must be plain names");
+    if (!kv.first.IsScalar()) {
+      // At the key itself (a null or complex key), not at the mapping that holds it.
+      ConfigNode key = child(path_);
+      key.impl_ = std::make_shared<const Impl>(Impl{kv.first});
+      key.fail("keys must be plain names");
+    }
     out.emplace_back(kv.first, kv.second);
   }
   return out;
