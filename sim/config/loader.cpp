@@ -229,7 +229,7 @@ std::string read_text_file(const std::string& file) {
   }
   if (const auto size = fs::file_size(file, ec); !ec && size > kMaxInputBytes) {
     throw InputError(where, "",
-                     "is " + std::to_string(size >> 20) + " MiB; input files are limited to " +
+                     "is " + std::to_string(size) + " bytes; input files are limited to " +
                          std::to_string(kMaxInputBytes >> 20) + " MiB");
   }
   std::ifstream in(file, std::ios::binary);

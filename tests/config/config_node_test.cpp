@@ -163,7 +163,7 @@ TEST(Includes, DevicesAndHugeFilesAreRefusedBeforeReading) {
   { std::ofstream f(big); }
   std::filesystem::resize_file(big, (std::uintmax_t{65} << 20));
   const InputError huge = error_of([&] { read_text_file(big); });
-  EXPECT_EQ(huge.message(), "is 65 MiB; input files are limited to 64 MiB");
+  EXPECT_EQ(huge.message(), "is 68157440 bytes; input files are limited to 64 MiB");
 }
 
 TEST(Includes, AnAliasBombIsRefusedNotExpanded) {
