@@ -14,13 +14,31 @@ std::string SourceLocation::str() const {
 }
 
 namespace {
+// The message is one line on a terminal: a newline, NUL or escape sequence from the input (a
+// --set value, a CSV cell) is shown as \xNN, not acted on.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string format_input_error(const SourceLocation& where, const std::string& key,
                                const std::string& message, const std::string& hint) {
   std::string s = where.str() + ": ";
   if (!key.empty()) s += key + ": ";
   s += message;
   if (!hint.empty()) s += " (" + hint + ")";
-  return s;
+  return printable(s);
 }
 }  // namespace
 

@@ -5,6 +5,17 @@
 
 namespace sp::config {
 
+TEST(Csv, AControlCharacterInACellIsShownNotPrinted) {
+  // An error message is one terminal line: a NUL, newline or escape from the input shows as \xNN.
+  const CsvTable t(std::string("a\n\"x\ny\033z\0\"\n", 11), "c.csv");  // 11 bytes: the NUL is inside
+  try {
+    t.number(0, "a");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "c.csv:2: a: \"x\\x0ay\\x1bz\\x00\" is not a number");
+  }
+}
+
 TEST(Csv, QuotedFieldsAndNumbers) {
   const CsvTable t("a,b,c\n1,\"x, \"\"y\"\"\",\n\n2.5,z,7\n", "t.csv");
   ASSERT_EQ(t.rows(), 2u);
