@@ -65,19 +65,20 @@ class Simulation {
 
   double stretch() const {
     double want = 0;
-    for (std::size_t j = 0; j < s_.size(); ++j) {
-      if (alive(j) && s_[j].issuing_started) want += jobs_[j].cpu_cores;
+    for (const std::size_t j : resident_) {
+      if (s_[j].issuing_started) want += jobs_[j].cpu_cores;
     }
     return std::max(1.0, want / d_.host_cores);
   }
 
+  // Jobs are admitted in order, so the resident list stays sorted by index: every loop over it
+  // visits jobs in the order a loop over all K would, and a job not resident has nothing to do
+  // (K = 1,024 jobs run one at a time no longer cost 1,024 checks an event).
   void admit() {
-    int resident = 0;
-    for (std::size_t j = 0; j < s_.size(); ++j) resident += alive(j) ? 1 : 0;
-    for (std::size_t j = 0; j < s_.size() && resident < d_.admit; ++j) {
-      if (s_[j].admitted) continue;
+    while (next_admit_ < s_.size() && resident_.size() < static_cast<std::size_t>(std::max(d_.admit, 0))) {
+      const std::size_t j = next_admit_++;
       s_[j].admitted = true;
-      ++resident;
+      resident_.push_back(j);
       engine_.schedule_after(jobs_[j].start_up, [this, j] {
         s_[j].issuing_started = true;
         begin_step(j);
@@ -137,6 +138,7 @@ class Simulation {
 
   void finish_job(std::size_t j) {
     s_[j].done = true;
+    resident_.erase(std::find(resident_.begin(), resident_.end(), j));
     s_[j].completion = engine_.now() - SimTime();
     last_ = std::max(last_, engine_.now());
     admit();
@@ -150,9 +152,9 @@ class Simulation {
     if (dt <= 0) return;
     int sms = 0;
     bool contexts = false, busy = false;
-    for (std::size_t j = 0; j < s_.size(); ++j) {
+    for (const std::size_t j : resident_) {
       JobState& s = s_[j];
-      contexts = contexts || (alive(j) && s.issuing_started);
+      contexts = contexts || s.issuing_started;
       if (s.current && s.rate > 0) {
         s.remaining = std::max(0.0, s.remaining - s.rate * dt);
         sms += s.sms;
@@ -176,7 +178,6 @@ class Simulation {
   }
 
   void allocate_exclusive() {
-    const std::size_t n = s_.size();
     const auto activate = [&](std::size_t next) {
       // A switch costs only between two live contexts; a context that ended leaves nothing to save.
       if (held_ && next != active_ && alive(active_)) {
@@ -190,7 +191,7 @@ class Simulation {
       engine_.schedule_at(slice_start_ + d_.time_slice, [this] { update(); });
     };
     bool others = false;
-    for (std::size_t j = 0; j < n; ++j) others = others || (j != active_ && has_work(j));
+    for (const std::size_t j : resident_) others = others || (j != active_ && has_work(j));
     // A kernel whose end falls on the slice's end finishes first (its completion is due now).
     const bool due = s_[active_].current && s_[active_].remaining <= 1e-12;
     const bool expired = engine_.now() - slice_start_ >= d_.time_slice && !due;
@@ -198,16 +199,17 @@ class Simulation {
       if (!held_ && has_work(active_)) {
         activate(active_);
       } else if (!has_work(active_) || (expired && others)) {
-        for (std::size_t step = 1; step <= n; ++step) {
-          const std::size_t next = (active_ + step) % n;
-          if (has_work(next)) {
-            activate(next);
-            break;
-          }
+        // Round robin: the first job after the active one (by index, wrapping, itself last) with work.
+        const auto after = std::upper_bound(resident_.begin(), resident_.end(), active_);
+        auto next = std::find_if(after, resident_.end(), [&](std::size_t j) { return has_work(j); });
+        if (next == resident_.end()) {
+          next = std::find_if(resident_.begin(), after, [&](std::size_t j) { return has_work(j); });
+          if (next == after) next = resident_.end();
         }
+        if (next != resident_.end()) activate(*next);
       }
     }
-    for (std::size_t j = 0; j < n; ++j) s_[j].rate = 0, s_[j].sms = 0;
+    for (const std::size_t j : resident_) s_[j].rate = 0, s_[j].sms = 0;
     if (engine_.now() < switch_end_ || !has_work(active_)) return;
     JobState& s = s_[active_];
     if (!s.current) start_head(active_);
@@ -217,7 +219,7 @@ class Simulation {
 
   // MIG: each job alone on its instance, whatever the others do.
   void allocate_partitioned() {
-    for (std::size_t j = 0; j < s_.size(); ++j) {
+    for (const std::size_t j : resident_) {
       JobState& s = s_[j];
       if (!s.current && !s.ready.empty()) start_head(j);
       if (!s.current) {
@@ -240,7 +242,7 @@ class Simulation {
     // time here).
     run_.clear();
     const int client_cap = std::max(1, static_cast<int>(d_.client_sm_share * d_.sms));
-    for (std::size_t j = 0; j < s_.size(); ++j) {
+    for (const std::size_t j : resident_) {
       if (!s_[j].current && !s_[j].ready.empty()) start_head(j);
       if (s_[j].current) run_.push_back({std::min(kernel_of(j, s_[j].kernel).width, client_cap), j});
     }
@@ -269,7 +271,7 @@ class Simulation {
         if (kernel_of(j, s_[j].kernel).memory_bound) s_[j].rate *= f;
       }
     }
-    for (std::size_t j = 0; j < s_.size(); ++j) {
+    for (const std::size_t j : resident_) {
       if (!s_[j].current) s_[j].rate = 0, s_[j].sms = 0;
     }
   }
@@ -277,13 +279,13 @@ class Simulation {
   void update() {
     advance();
     rates_before_.resize(s_.size());
-    for (std::size_t j = 0; j < s_.size(); ++j) rates_before_[j] = s_[j].rate;
+    for (const std::size_t j : resident_) rates_before_[j] = s_[j].rate;
     switch (d_.mode) {
       case DeviceSharing::Mode::exclusive: allocate_exclusive(); break;
       case DeviceSharing::Mode::concurrent: allocate_concurrent(); break;
       case DeviceSharing::Mode::partitioned: allocate_partitioned(); break;
     }
-    for (std::size_t j = 0; j < s_.size(); ++j) {
+    for (const std::size_t j : resident_) {
       JobState& s = s_[j];
       // A kernel progressing at the rate it had keeps the finish already scheduled: most events
       // change one job's rate, and rescheduling all K made MPS at K = 32 quadratic in practice.
@@ -300,6 +302,8 @@ class Simulation {
   const std::vector<ColocatedJob>& jobs_;
   const DeviceSharing& d_;
   std::vector<JobState> s_;
+  std::vector<std::size_t> resident_;  // admitted and not done, ascending
+  std::size_t next_admit_ = 0;
   Engine engine_;
   SimTime then_, last_, slice_start_, switch_end_;
   std::size_t active_ = 0;

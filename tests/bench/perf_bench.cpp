@@ -169,6 +169,7 @@ void BM_Colocation(benchmark::State& state, const char* strategy) {
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(events));
 }
+BENCHMARK_CAPTURE(BM_Colocation, sequential, "sequential")->Arg(32)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Colocation, time_slicing, "time_slicing")->Arg(8)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Colocation, mps, "mps")->Arg(8)->Arg(32)->Unit(benchmark::kMillisecond);
 
