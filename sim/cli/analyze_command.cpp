@@ -28,12 +28,15 @@ bool plot_benchmark(const std::filesystem::path& png, const calibration::Benchma
                          c ? ", " : "", c, c, colours[c % 6]);
   }
   const std::string script = fmt::format(
-      "set terminal pngcairo noenhanced size 800,520 font 'sans,11'\nset output '{}'\n{}"
+      "set terminal pngcairo noenhanced size 800,520 font 'sans,11'\nset output {}\n{}"
       "set logscale x 2\nset grid\nset key top right\nset xlabel 'accelerators (N)'\n"
       "set ylabel \"E' = (T_{{ref}}/T)/(N/N_{{ref}})\"\nset yrange [0:*]\n"
-      "set title \"{}: per-accelerator efficiency of MLPerf systems (ref: {} accelerators, {:.2f} min)\"\n"
+      "set title {}\n"
       "plot {}, 1 with lines dt 2 lc rgb '#888888' notitle\n",
-      png.string(), data, a.benchmark, a.reference.accelerators, *a.reference.time_to_train_min, plots);
+      output::gnuplot_text(png.string()), data,
+      output::gnuplot_text(fmt::format("{}: per-accelerator efficiency of MLPerf systems (ref: {} accelerators, {:.2f} min)",
+                                       a.benchmark, a.reference.accelerators, *a.reference.time_to_train_min)),
+      plots);
   return output::run_gnuplot(script, png.parent_path());
 }
 

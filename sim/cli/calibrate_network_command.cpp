@@ -126,20 +126,20 @@ void write_report(const std::filesystem::path& dir, const std::map<FitKey, TierF
       }
       data += "EOD\n";
       const std::string label = fmt::format("{} {} ranks", tier, ranks);
-      plots += fmt::format("{}$d{} using 1:2 title '{} measured' with points pt 7 lc {}, "
+      plots += fmt::format("{}$d{} using 1:2 title {} with points pt 7 lc {}, "
                            "$d{} using 1:3 title 'segments' with lines lw 2 lc {}, "
                            "$d{} using 1:4 title 'one alpha-beta line' with lines dt 2 lc {}",
-                           plots.empty() ? "" : ", ", series, label, series + 1, series, series + 1, series,
+                           plots.empty() ? "" : ", ", series, output::gnuplot_text(label + " measured"), series + 1, series, series + 1, series,
                            series + 1);
       ++series;
     }
   }
   files.write("network_fit.csv", csv);
   const std::string script = fmt::format(
-      "set terminal pngcairo noenhanced size 900,600 font 'sans,11'\nset output '{}'\n{}"
+      "set terminal pngcairo noenhanced size 900,600 font 'sans,11'\nset output {}\n{}"
       "set logscale xy\nset grid\nset key top left\nset xlabel 'message size (bytes, nccl-tests convention)'\n"
       "set ylabel 'time (us)'\nset title 'measured collective times and the fitted alpha-beta segments'\nplot {}\n",
-      files.stage("network_fit.png").string(), data, plots);
+      output::gnuplot_text(files.stage("network_fit.png").string()), data, plots);
   if (!output::run_gnuplot(script, dir)) files.drop("network_fit.png");
   files.commit();
 }

@@ -35,13 +35,13 @@ bool plot_validation(const std::filesystem::path& png, const output::Table& t) {
   const auto& sim = t.column("simulated_time_us").values;
   for (std::size_t i = 0; i < t.rows(); ++i) data += fmt::format("{} {}\n", pub[i], sim[i]);
   const std::string script = fmt::format(
-      "set terminal pngcairo noenhanced size 700,600 font 'sans,11'\nset output '{}'\n$d << EOD\n{}EOD\n"
+      "set terminal pngcairo noenhanced size 700,600 font 'sans,11'\nset output {}\n$d << EOD\n{}EOD\n"
       "set logscale xy\nset grid\nset key top left\nset xrange [5:2e5]\nset yrange [5:2e5]\n"
       "set xlabel 'published time (us)'\nset ylabel 'simulated time (us)'\n"
       "set title 'Collectives: simulated vs published nccl-tests'\n"
       "plot x title 'equal' lc rgb '#888888', 1.1*x title '+-10%' dt 2 lc rgb '#bbbbbb', 0.9*x notitle dt 2 lc rgb "
       "'#bbbbbb', $d using 1:2 title 'measurement' with points pt 7 ps 1.3 lc rgb '#1f77b4'\n",
-      png.string(), data);
+      output::gnuplot_text(png.string()), data);
   return output::run_gnuplot(script, png.parent_path());
 }
 

@@ -30,16 +30,20 @@ bool plot_colocation(const fs::path& png, const ColocationSpec& spec, const std:
       data += fmt::format("{} {} {}\n", p.jobs, to_seconds(p.run.makespan), p.run.energy.value() / 1e3 / p.jobs);
     }
     data += "EOD\n";
+    // Strategy names are the program's own, not input text.
     time_plots += fmt::format("{}$s{} using 1:2 with linespoints lw 2 pt 7 title '{}'", i ? ", " : "", i, strategy_name(st));
     energy_plots += fmt::format("{}$s{} using 1:3 with linespoints lw 2 pt 7 title '{}'", i ? ", " : "", i, strategy_name(st));
     ++i;
   }
   const std::string script = fmt::format(
-      "set terminal pngcairo noenhanced size 1100,460 font 'sans,10'\nset output '{}'\n{}"
-      "set multiplot layout 1,2 title '{}: K x {} ({} steps each) on {}'\nset logscale x 2\nset grid\nset key top left\n"
+      "set terminal pngcairo noenhanced size 1100,460 font 'sans,10'\nset output {}\n{}"
+      "set multiplot layout 1,2 title {}\nset logscale x 2\nset grid\nset key top left\n"
       "set xlabel 'jobs K'\nset ylabel 'makespan (s)'\nplot {}\n"
       "set ylabel 'board energy per job (kJ)'\nplot {}\nunset multiplot\n",
-      png.string(), data, spec.name, spec.workload.name, spec.steps, spec.accelerator.name, time_plots, energy_plots);
+      output::gnuplot_text(png.string()), data,
+      output::gnuplot_text(fmt::format("{}: K x {} ({} steps each) on {}", spec.name, spec.workload.name, spec.steps,
+                                       spec.accelerator.name)),
+      time_plots, energy_plots);
   return output::run_gnuplot(script, png.parent_path());
 }
 }  // namespace
@@ -61,15 +65,16 @@ int colocate_validate(const ColocateOptions& o) {
   int n = 0;
   for (const auto& [key, rows] : series) {
     data += fmt::format("$v{} << EOD\n{}EOD\n", n, rows);
-    plots += fmt::format(", $v{} using 1:2 with points pt 7 ps 1.3 title '{}'", n++, key);
+    plots += fmt::format(", $v{} using 1:2 with points pt 7 ps 1.3 title {}", n++, output::gnuplot_text(key));
   }
   const std::string script = fmt::format(
-      "set terminal pngcairo noenhanced size 760,640 font 'sans,11'\nset output '{}'\n{}"
+      "set terminal pngcairo noenhanced size 760,640 font 'sans,11'\nset output {}\n{}"
       "set logscale xy\nset grid\nset key top left\nset xrange [0.8:20]\nset yrange [0.8:20]\n"
       "set xlabel 'published or measured speedup over one job at a time'\nset ylabel 'simulated speedup'\n"
-      "set title 'co-location: PointNet-cls on one GPU ({})'\n"
+      "set title {}\n"
       "plot x title 'model = published' lc rgb 'black', 1.2*x dt 2 lc rgb 'gray' title '+-20 %', 0.8*x dt 2 lc rgb 'gray' notitle{}\n",
-      files.stage(base + ".png").string(), data, fs::path(o.validate).stem().string(), plots);
+      output::gnuplot_text(files.stage(base + ".png").string()), data,
+      output::gnuplot_text("co-location: PointNet-cls on one GPU (" + fs::path(o.validate).stem().string() + ")"), plots);
   const bool plotted = output::run_gnuplot(script, dir);
   if (!plotted) files.drop(base + ".png");
   files.commit();
@@ -108,15 +113,17 @@ int colocate_validate_bench(const ColocateOptions& o) {
         fmt::format("{} {}\n", t.column("measured_speedup").values[i], t.column("model_speedup").values[i]);
   }
   const std::string script = fmt::format(
-      "set terminal pngcairo noenhanced size 760,640 font 'sans,11'\nset output '{}'\n"
+      "set terminal pngcairo noenhanced size 760,640 font 'sans,11'\nset output {}\n"
       "$ts << EOD\n{}EOD\n$mps << EOD\n{}EOD\n$derives << EOD\n{}EOD\n"
       "set logscale xy\nset grid\nset key top left\nset xrange [0.7:10]\nset yrange [0.7:10]\n"
       "set xlabel 'measured speedup over one job at a time (K = 2, 4, 8)'\nset ylabel 'simulated speedup'\n"
-      "set title 'co-location: K processes of synthetic loops sharing one GPU ({})'\n"
+      "set title {}\n"
       "plot x title 'model = measured' lc rgb 'black', 1.1*x dt 2 lc rgb 'gray' title '+-10 %', 0.9*x dt 2 lc rgb 'gray' "
       "notitle, $ts using 1:2 with points pt 7 ps 1.3 title 'time slicing', $mps using 1:2 with points pt 5 ps 1.3 "
       "title 'MPS', $derives using 1:2 with points pt 6 ps 1.3 title 'derives the switch cost'\n",
-      files.stage(base + ".png").string(), data[0], data[1], data[2], fs::path(o.validate).stem().string());
+      output::gnuplot_text(files.stage(base + ".png").string()), data[0], data[1], data[2],
+      output::gnuplot_text("co-location: K processes of synthetic loops sharing one GPU (" + fs::path(o.validate).stem().string() +
+                           ")"));
   const bool plotted = output::run_gnuplot(script, dir);
   if (!plotted) files.drop(base + ".png");
   files.commit();

@@ -45,13 +45,14 @@ void write_report(const std::filesystem::path& dir, const calibration::KernelFit
   }
   files.write("gemm_fit.csv", csv);
   const std::string script = fmt::format(
-      "set terminal pngcairo noenhanced size 760,640 font 'sans,11'\nset output '{}'\n$d << EOD\n{}EOD\n"
+      "set terminal pngcairo noenhanced size 760,640 font 'sans,11'\nset output {}\n$d << EOD\n{}EOD\n"
       "set logscale xy\nset grid\nset key top left\nset xlabel 'measured time of one GEMM (us)'\n"
-      "set ylabel 'modelled (us)'\nset title '{}: GEMMs, measured against the kernel model'\n"
+      "set ylabel 'modelled (us)'\nset title {}\n"
       "plot x title 'equal' lc rgb '#888888', x*1.1 notitle dt 2 lc rgb '#bbbbbb', x/1.1 notitle dt 2 lc rgb '#bbbbbb', "
       "$d using 1:2 title 'trend' pt 6 lc rgb '#1f77b4', "
       "$d using 1:3 title 'trend + table, shape held out' pt 7 ps 0.7 lc rgb '#d62728'\n",
-      files.stage("gemm_fit.png").string(), data, fit.accelerator.name);
+      output::gnuplot_text(files.stage("gemm_fit.png").string()), data,
+      output::gnuplot_text(fit.accelerator.name + ": GEMMs, measured against the kernel model"));
   if (!output::run_gnuplot(script, dir)) files.drop("gemm_fit.png");
   files.commit();
 }
@@ -137,18 +138,21 @@ bool plot_check(const std::filesystem::path& png, const calibration::ComputeChec
   int i = 0;
   for (const auto& [name, lines] : series) {
     data += fmt::format("$s{} << EOD\n{}EOD\n", i, lines);
-    plots += fmt::format("{}$s{} using 1:2 title '{} measured' with points pt 7 lc rgb '{}', "
+    plots += fmt::format("{}$s{} using 1:2 title {} with points pt 7 lc rgb '{}', "
                          "$s{} using 1:3 title 'modelled' with lines lw 2 lc rgb '{}'",
-                         plots.empty() ? "" : ", ", i, name, colours[i % 10], i, colours[i % 10]);
+                         plots.empty() ? "" : ", ", i, output::gnuplot_text(name + " measured"), colours[i % 10], i,
+                         colours[i % 10]);
     ++i;
   }
   const std::string script = fmt::format(
-      "set terminal pngcairo noenhanced size 1200,640 font 'sans,11'\nset output '{}'\n{}"
+      "set terminal pngcairo noenhanced size 1200,640 font 'sans,11'\nset output {}\n{}"
       "set logscale xy\nset grid\nset key outside right\nset xlabel 'per-GPU batch (sequences, images; tokens for llama)'\n"
-      "set ylabel 'time per step (ms)'\nset title '{}: measured (points), modelled (lines); eager: {:.1f} us "
-      "host dispatch per kernel'\n"
+      "set ylabel 'time per step (ms)'\nset title {}\n"
       "plot {}\n",
-      png.string(), data, c.accelerator, c.dispatch_s * 1e6, plots);
+      output::gnuplot_text(png.string()), data,
+      output::gnuplot_text(fmt::format("{}: measured (points), modelled (lines); eager: {:.1f} us host dispatch per kernel",
+                                       c.accelerator, c.dispatch_s * 1e6)),
+      plots);
   return output::run_gnuplot(script, png.parent_path());
 }
 

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -44,15 +45,15 @@ bool plot_validation(const std::filesystem::path& png, const calibration::Valida
       }
     }
     data += "EOD\n";
-    plots += fmt::format(", $b{} using 1:2:3:4 title '{}' with yerrorbars pt 7 ps 1.1 lc rgb '{}'", b, names[b],
-                         colour(b));
+    plots += fmt::format(", $b{} using 1:2:3:4 title {} with yerrorbars pt 7 ps 1.1 lc rgb '{}'", b,
+                         output::gnuplot_text(names[b]), colour(b));
   }
   const std::string script = fmt::format(
-      "set terminal pngcairo noenhanced size 760,640 font 'sans,11'\nset output '{}'\n{}"
+      "set terminal pngcairo noenhanced size 760,640 font 'sans,11'\nset output {}\n{}"
       "set logscale xy\nset grid\nset key top left\nset xrange [0.05:600]\nset yrange [0.05:600]\n"
       "set xlabel 'published time to train (min)'\nset ylabel 'predicted time to train (min), p10-p90'\n"
-      "set title '{}'\nplot {}\n",
-      png.string(), data, title, plots);
+      "set title {}\nplot {}\n",
+      output::gnuplot_text(png.string()), data, output::gnuplot_text(title), plots);
   return output::run_gnuplot(script, png.parent_path());
 }
 
@@ -67,22 +68,24 @@ bool plot_steps(const std::filesystem::path& png, const output::Table& steps) {
     for (std::size_t i = 0; i < steps.rows(); ++i) {
       if (bench[i] != names[b]) continue;
       const std::string& kind = steps.column("kind").text[i];
+      // A data line's text is a double-quoted field: keep the kind's name to characters that cannot end it.
+      std::string short_kind = kind.substr(0, kind.find('-'));
+      std::erase_if(short_kind, [](char c) { return !std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.'; });
       data += fmt::format("{} {} \"{} {}\"\n", steps.column("per_accelerator_batch").values[i],
-                          100 * steps.column("error").values[i], steps.column("accelerators").values[i],
-                          kind.substr(0, kind.find('-')));
+                          100 * steps.column("error").values[i], steps.column("accelerators").values[i], short_kind);
     }
     data += "EOD\n";
-    plots += fmt::format(", $b{} using 1:2 title '{}' with points pt 7 ps 1.3 lc rgb '{}'"
+    plots += fmt::format(", $b{} using 1:2 title {} with points pt 7 ps 1.3 lc rgb '{}'"
                          ", $b{} using 1:2:3 notitle with labels offset 0,{} font 'sans,8'",
-                         b, names[b], colour(b), b, b % 2 == 0 ? 1 : -1);
+                         b, output::gnuplot_text(names[b]), colour(b), b, b % 2 == 0 ? 1 : -1);
   }
   const std::string script = fmt::format(
-      "set terminal pngcairo noenhanced size 760,560 font 'sans,11'\nset output '{}'\n{}"
+      "set terminal pngcairo noenhanced size 760,560 font 'sans,11'\nset output {}\n{}"
       "set logscale x\nset grid\nset key outside bottom center horizontal\nset xrange [0.5:300]\n"
       "set offsets 0, 0, graph 0.1, graph 0.05\nset bmargin 5\n"
       "set xlabel 'samples per accelerator per step'\nset ylabel 'simulated / logged training step - 1 (%)'\n"
       "set title 'training step against the MLPerf v4.1 result logs'\nplot {}\n",
-      png.string(), data, plots);
+      output::gnuplot_text(png.string()), data, plots);
   return output::run_gnuplot(script, png.parent_path());
 }
 
@@ -104,17 +107,17 @@ bool plot_phases(const std::filesystem::path& png, const output::Table& phases) 
       }
       if (points.empty()) continue;
       data += fmt::format("$s{} << EOD\n{}EOD\n", series, points);
-      plots += fmt::format(", $s{} using 1:2 title '{} {}' with points pt {} ps 1.3 lc rgb '{}'", series, names[b],
-                           kinds[k], 5 + 2 * static_cast<int>(k), colour(b));
+      plots += fmt::format(", $s{} using 1:2 title {} with points pt {} ps 1.3 lc rgb '{}'", series,
+                           output::gnuplot_text(names[b] + " " + kinds[k]), 5 + 2 * static_cast<int>(k), colour(b));
       ++series;
     }
   }
   const std::string script = fmt::format(
-      "set terminal pngcairo noenhanced size 820,700 font 'sans,11'\nset output '{}'\n{}"
+      "set terminal pngcairo noenhanced size 820,700 font 'sans,11'\nset output {}\n{}"
       "set logscale x\nset grid\nset key outside bottom center horizontal maxcols 3 font 'sans,9'\nset xrange [2:8192]\n"
       "set xlabel 'accelerators'\nset ylabel 'model / logged - 1 (%)'\n"
       "set title 'phases against the MLPerf v4.1 result logs'\nplot {}\n",
-      png.string(), data, plots);
+      output::gnuplot_text(png.string()), data, plots);
   return output::run_gnuplot(script, png.parent_path());
 }
 

@@ -14,12 +14,21 @@ std::string shell_quote(const std::string& s) {
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
-std::string gp_quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-  return out + "\"";
-}
 }  // namespace
+
+std::string gnuplot_text(const std::string& text) {
+  std::string out = "'";
+  for (const char c : text) {
+    if (c == '\'') {
+      out += "''";
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
 
 bool run_gnuplot(const std::string& script, const std::filesystem::path& work_dir) {
   const std::filesystem::path file = work_dir / (".plot." + std::to_string(::getpid()) + ".gp");
@@ -55,7 +64,7 @@ bool plot_scaling(const std::filesystem::path& png, const Table& table, const st
       "set title \"Per-accelerator efficiency E'\"\n"
       "plot $d using 1:3 with linespoints lw 2 pt 7 lc rgb '#d62728', 1 with lines dt 2 lc rgb '#888888'\n"
       "unset multiplot\n",
-      fmt::arg("out", gp_quote(png.string())), fmt::arg("data", data), fmt::arg("title", gp_quote(title)));
+      fmt::arg("out", gnuplot_text(png.string())), fmt::arg("data", data), fmt::arg("title", gnuplot_text(title)));
   return run_gnuplot(script, png.parent_path());
 }
 

@@ -12,6 +12,12 @@ namespace sp::output {
 /// Two panels against accelerator count (log axis): time to train (log) and E'. Writes PNG.
 bool plot_scaling(const std::filesystem::path& png, const Table& table, const std::string& title);
 
+/// `text` as a gnuplot string literal, to be put in a script as it is (with its quotes): single
+/// quotes (no escapes, no backquote command substitution), a quote doubled, control characters
+/// (a newline would end the command) as spaces. Every label, title or path that comes from the
+/// input goes through it: a sweep label "a'; system '...'" would otherwise run a command.
+std::string gnuplot_text(const std::string& text);
+
 /// Runs `script` with gnuplot; false when gnuplot is missing or fails.
 bool run_gnuplot(const std::string& script, const std::filesystem::path& work_dir);
 

@@ -127,16 +127,17 @@ bool plot_scaling_groups(const fs::path& png, const std::string& title, const st
       }
     }
     data += "EOD\n";
-    time_plots += fmt::format("{}$g{} using 1:2 with linespoints lw 2 pt 7 title '{}'", i ? ", " : "", i, gs[i]->label);
-    e_plots += fmt::format("{}$g{} using 1:3 with linespoints lw 2 pt 7 title '{}'", i ? ", " : "", i, gs[i]->label);
+    const std::string label = output::gnuplot_text(gs[i]->label);
+    time_plots += fmt::format("{}$g{} using 1:2 with linespoints lw 2 pt 7 title {}", i ? ", " : "", i, label);
+    e_plots += fmt::format("{}$g{} using 1:3 with linespoints lw 2 pt 7 title {}", i ? ", " : "", i, label);
   }
   const std::string script = fmt::format(
-      "set terminal pngcairo noenhanced size 1100,460 font 'sans,10'\nset output '{}'\n{}"
-      "set multiplot layout 1,2 title '{}'\nset logscale x 2\nset grid\nset key top right\n"
+      "set terminal pngcairo noenhanced size 1100,460 font 'sans,10'\nset output {}\n{}"
+      "set multiplot layout 1,2 title {}\nset logscale x 2\nset grid\nset key top right\n"
       "set xlabel 'accelerators N'\nset logscale y\nset ylabel 'time to train (min)'\nplot {}\n"
       "unset logscale y\nset yrange [0:1.05]\nset ylabel \"E' (per-accelerator efficiency)\"\nplot {}\n"
       "unset multiplot\n",
-      png.string(), data, title, time_plots, e_plots);
+      output::gnuplot_text(png.string()), data, output::gnuplot_text(title), time_plots, e_plots);
   return output::run_gnuplot(script, png.parent_path());
 }
 
@@ -161,8 +162,8 @@ bool plot_heat_map(const fs::path& png, const SweepReport& r, const std::string&
   }
   std::string data, plots;
   std::string xt, yt;
-  for (std::size_t i = 0; i < xs.size(); ++i) xt += fmt::format("{}\"{}\" {}", i ? ", " : "", xs[i], i);
-  for (std::size_t i = 0; i < ys.size(); ++i) yt += fmt::format("{}\"{}\" {}", i ? ", " : "", ys[i], i);
+  for (std::size_t i = 0; i < xs.size(); ++i) xt += fmt::format("{}{} {}", i ? ", " : "", output::gnuplot_text(xs[i]), i);
+  for (std::size_t i = 0; i < ys.size(); ++i) yt += fmt::format("{}{} {}", i ? ", " : "", output::gnuplot_text(ys[i]), i);
   for (std::size_t p = 0; p < panels.size(); ++p) {
     data += fmt::format("$h{} << EOD\n", p);
     for (const auto& g : r.groups) {
@@ -173,17 +174,18 @@ bool plot_heat_map(const fs::path& png, const SweepReport& r, const std::string&
       data += fmt::format("{} {} {} \"{}\"\n", x, y, b.accelerators ? std::log2(*b.accelerators) : -1.0, n_text(b));
     }
     data += "EOD\n";
-    plots += fmt::format("set title \"{}\"\nplot $h{} using 1:2:3 with image notitle, $h{} using 1:2:4 with labels notitle\n",
-                         panel.empty() ? "largest N with E' >= 0.5" : panels[p], p, p);
+    plots += fmt::format("set title {}\nplot $h{} using 1:2:3 with image notitle, $h{} using 1:2:4 with labels notitle\n",
+                         output::gnuplot_text(panel.empty() ? "largest N with E' >= 0.5" : panels[p]), p, p);
   }
   const std::string script = fmt::format(
-      "set terminal pngcairo noenhanced size {},520 font 'sans,11'\nset output '{}'\n{}"
-      "set multiplot layout 1,{} title \"{}\"\n"
-      "set xtics ({})\nset ytics ({})\nset xlabel '{}'\nset ylabel '{}'\n"
+      "set terminal pngcairo noenhanced size {},520 font 'sans,11'\nset output {}\n{}"
+      "set multiplot layout 1,{} title {}\n"
+      "set xtics ({})\nset ytics ({})\nset xlabel {}\nset ylabel {}\n"
       "set xrange [-0.5:{}]\nset yrange [-0.5:{}]\nset cblabel 'log2 N'\nset cbrange [3:14]\nset palette defined (0 '#d73027', 0.5 "
       "'#fee08b', 1 '#1a9850')\n{}unset multiplot\n",
-      panels.size() > 1 ? 380 * panels.size() + 100 : 760, png.string(), data, panels.size(),
-      panel.empty() ? "" : "largest N with E' >= 0.5, by " + panel, xt, yt, kx, ky, xs.size() - 0.5, ys.size() - 0.5,
+      panels.size() > 1 ? 380 * panels.size() + 100 : 760, output::gnuplot_text(png.string()), data, panels.size(),
+      output::gnuplot_text(panel.empty() ? "" : "largest N with E' >= 0.5, by " + panel), xt, yt, output::gnuplot_text(kx),
+      output::gnuplot_text(ky), xs.size() - 0.5, ys.size() - 0.5,
       plots);
   return output::run_gnuplot(script, png.parent_path());
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -357,6 +358,27 @@ TEST(Cli, HostileInputExitsWithTwoNotACrashAHangOrAWriteElsewhere) {
   }
   EXPECT_FALSE(fs::exists(dir / "p.csv"));
   EXPECT_FALSE(fs::exists(dir / "v"));
+}
+
+TEST(Cli, InputTextInAPlotIsTextNotAGnuplotCommand) {
+  // Found by a hostile-input review: a sweep label reached gnuplot inside '...', so a quote in it
+  // ended the string and `system` ran a shell command; a plain "it's" lost the plot.
+  const fs::path dir = fresh_dir("inject");
+  fs::create_directories(dir);
+  const fs::path mark = dir / "PWNED";
+  {
+    std::ofstream f(dir / "sweep.yaml");
+    f << "name: inject\nbase: " << scenario("bert") << "\naxes:\n  - points:\n"
+      << "      - {label: \"a'; system 'touch " << mark.string() << "'; print '\", accelerators: [8, 16]}\n"
+      << "      - {label: \"it's\", accelerators: [8, 16]}\n";
+  }
+  ASSERT_EQ(run("sweep " + (dir / "sweep.yaml").string() + " -q --out " + (dir / "out").string()).status, 0);
+  const RunResult r = run("report " + (dir / "out").string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(fs::exists(mark));
+  if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
+    EXPECT_TRUE(fs::exists(dir / "out" / "scaling_inject.png"));
+  }
 }
 
 TEST(Cli, SilentlyAcceptedCasesWarnOrFail) {
