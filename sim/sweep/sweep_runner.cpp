@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -107,6 +108,12 @@ SweepWriter::SweepWriter(const std::string& dir, const SweepSpec& spec, bool res
   fs::create_directories(dir_);
   const fs::path csv = fs::path(dir_) / "sweep.csv", progress = fs::path(dir_) / "sweep.progress";
   const std::string header = sweep_header(spec);
+  // Checked before anything is truncated or written: the two files are replaced, never a folder.
+  for (const fs::path& f : {csv, progress}) {
+    if (config::exists_quietly(f.string()) && !config::regular_file_quietly(f.string())) {
+      throw InputError(SourceLocation{"--out", 0, 0}, "", f.string() + " exists and is not a regular file");
+    }
+  }
   if (resume && config::exists_quietly(progress.string())) {
     std::istringstream in(config::read_text_file(progress.string()));
     std::string sha;
@@ -129,6 +136,18 @@ SweepWriter::SweepWriter(const std::string& dir, const SweepSpec& spec, bool res
     }
     if (checksum(kChecksumStart, std::string_view(written).substr(0, bytes_)) != checksum_) {
       throw InputError(where, "", csv.string() + " has changed in the rows " + progress.string() + " records",
+                       "run without --resume to start again");
+    }
+    // The count of points done is not under the checksum: it must be what the rows say (points
+    // 0 .. done - 1, each with its rows), or a damaged count would repeat or skip points.
+    const config::CsvTable rows(written.substr(0, bytes_), csv.string());
+    std::set<std::int64_t> points;
+    for (std::size_t i = 0; i < rows.rows(); ++i) points.insert(rows.integer(i, "point").value_or(-1));
+    const bool consistent = done_ >= 0 && static_cast<std::size_t>(done_) <= spec.points.size() && failed_ >= 0 &&
+                            failed_ <= done_ && points.size() == static_cast<std::size_t>(done_) &&
+                            (points.empty() || (*points.begin() == 0 && *points.rbegin() == done_ - 1));
+    if (!consistent) {
+      throw InputError(where, "", progress.string() + " does not match the rows of " + csv.string() + " (damaged)",
                        "run without --resume to start again");
     }
     fs::resize_file(csv, bytes_);  // drops whatever a killed run wrote after its last finished point

@@ -246,8 +246,19 @@ TEST(Sweep, ResumeTrustsOnlyARecordedPartThatIsAllThereAndUnchanged) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("sweep.csv has changed in the rows"), std::string::npos) << r.output;
   EXPECT_EQ(slurp(csv), altered);
-  // Untouched, a resume of a finished sweep changes nothing.
+  // A count of points that is not what the rows hold (found by a hostile-input review: -1
+  // crashed, 0 wrote every point twice): refused, the rows kept.
   write(csv, whole);
+  const std::string rest = recorded.substr(recorded.find(' '));
+  for (const char* count : {"-1", "0", "2", "1000"}) {
+    write(progress, count + rest);
+    r = resume();
+    EXPECT_EQ(r.status, 2) << count << "\n" << r.output;
+    EXPECT_NE(r.output.find("does not match the rows of"), std::string::npos) << r.output;
+    EXPECT_EQ(slurp(csv), whole);
+  }
+  // Untouched, a resume of a finished sweep changes nothing.
+  write(progress, recorded);
   EXPECT_EQ(resume().status, 1);  // its failing points are still failed
   EXPECT_EQ(slurp(csv), whole);
 }
