@@ -58,6 +58,12 @@ std::vector<Bytes> size_range(const std::string& spec, double factor) {
   const Bytes hi = colon == std::string::npos ? lo : parse(spec.substr(colon + 1));
   if (hi < lo) throw InputError(where, "", "the range must go from small to large");
   if (!(factor > 1)) throw InputError(SourceLocation{"--factor", 0, 0}, "", "must be greater than 1");
+  // nccl-tests steps by 2; a factor of 1.0000001 would ask for hundreds of millions of sizes.
+  const double count = std::floor(std::log(hi.value() / lo.value()) / std::log(factor)) + 1;
+  if (count > 10000) {
+    throw InputError(SourceLocation{"--factor", 0, 0}, "",
+                     fmt::format("gives {:.0f} sizes from {} to {} B; at most 10000", count, lo.value(), hi.value()));
+  }
   std::vector<Bytes> sizes;
   for (double s = lo.value(); s <= hi.value() * (1 + 1e-12); s *= factor) sizes.push_back(Bytes(std::round(s)));
   return sizes;
@@ -123,8 +129,13 @@ output::Table validate_collectives(const std::string& published_csv, const model
     if (!op) csv.fail(i, "op", "unknown collective '" + csv.cell(i, "op") + "'");
     const auto ranks = csv.integer(i, "ranks");
     const auto bytes = csv.integer(i, "bytes");
-    if (!ranks || *ranks < 2) csv.fail(i, "ranks", "needs at least 2 ranks");
-    if (!bytes || *bytes < 1) csv.fail(i, "bytes", "needs a size of at least 1 B");
+    if (!ranks || *ranks < 2 || *ranks > 1'000'000'000) csv.fail(i, "ranks", "needs between 2 and 1000000000 ranks");
+    // As `collective --gpus`: whole nodes, or a divisor of one.
+    const int per_node = p.accelerators_per_node();
+    if ((*ranks > per_node && *ranks % per_node != 0) || (*ranks < per_node && per_node % *ranks != 0)) {
+      csv.fail(i, "ranks", fmt::format("{} ranks are not whole {}-GPU nodes of {}", *ranks, per_node, p.name));
+    }
+    if (!bytes || *bytes < 1 || *bytes > (1LL << 40)) csv.fail(i, "bytes", "needs a size between 1 B and 1 TiB");
     models::CollectiveChoice choice;
     const std::string algo = csv.cell(i, "algorithm");
     if (algo != "auto") {
@@ -136,6 +147,8 @@ output::Table validate_collectives(const std::string& published_csv, const model
     const auto time = csv.number(i, "time_us");
     const auto busbw = csv.number(i, "busbw_gbs");
     if (!time && !busbw) csv.fail(i, "time_us", "give time_us or busbw_gbs");
+    if (time && !(*time > 0)) csv.fail(i, "time_us", "must be positive");
+    if (!time && !(*busbw > 0)) csv.fail(i, "busbw_gbs", "must be positive");
     const double published_us = time ? *time : static_cast<double>(*bytes) * factor / (*busbw * 1e9) * 1e6;
     const double simulated_us = to_seconds(rows[0].time) * 1e6;
     const double values[] = {static_cast<double>(*ranks),

@@ -120,7 +120,8 @@ SweepSpec load_sweep(const std::string& file) {
   s.base_file = (std::filesystem::path(file).parent_path() / base.as_string()).lexically_normal().string();
   if (!config::exists_quietly(s.base_file)) base.fail("no such scenario: " + s.base_file);
 
-  if (auto m = root.find("max_points")) s.max_points = m->as_positive_int();
+  // Point ids are ints, and a point costs a row of memory while it waits to be written in order.
+  if (auto m = root.find("max_points")) s.max_points = m->as_count(100'000'000);
   const config::ConfigNode axes = root.at("axes");
   if (!axes.is_sequence() || axes.elements().empty()) axes.fail("needs a list of axes");
   // Every axis's values first, then their product's size (saturating), and only then the points.
