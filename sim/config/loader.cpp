@@ -22,10 +22,14 @@ constexpr int kMaxNesting = 100;
 
 YAML::Node parse_yaml(const std::string& text, const std::string& label) {
   try {
-    // A second document (after `---`) would be ignored: say so rather than drop it.
+    // A second document (after `---`) would be ignored: say so rather than drop it. An empty one
+    // holds nothing to drop, nor does the lone carriage return yaml-cpp reads as a scalar after
+    // a flow mapping (a CRLF JSON line split at its newline).
     std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1) {
-      const YAML::Mark m = docs[1].Mark();
+    for (std::size_t i = 1; i < docs.size(); ++i) {
+      if (!docs[i].IsDefined() || docs[i].IsNull()) continue;
+      if (docs[i].IsScalar() && docs[i].Scalar().find_first_not_of(" \t\r") == std::string::npos) continue;
+      const YAML::Mark m = docs[i].Mark();
       throw InputError(SourceLocation{label, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1}, "",
                        "holds " + std::to_string(docs.size()) + " YAML documents; a file is one",
                        "remove the second '---' and what follows, or merge it into the first");

@@ -202,6 +202,10 @@ TEST(Includes, ASecondDocumentIsRefusedNotDropped) {
   EXPECT_EQ(e.message(), "holds 2 YAML documents; a file is one");
   EXPECT_EQ(e.where().line, 3);
   EXPECT_NO_THROW(load_string("---\nname: a\n", "one.yaml"));  // a leading marker starts the one document
+  EXPECT_NO_THROW(load_string("name: a\n---\n", "empty_second.yaml"));  // an empty second holds nothing to drop
+  // A CRLF JSON line split at its newline keeps the carriage return, which yaml-cpp reads as an
+  // empty second document (found by a hostile-input review after the check above was added).
+  EXPECT_EQ(load_string("{\"a\": 1}\r", "line.jsonl").at("a").as_int(), 1);
 }
 
 TEST(Includes, AnIncludeUnderANullKeyIsSplicedInPlace) {
