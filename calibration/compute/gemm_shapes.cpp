@@ -1,10 +1,13 @@
 #include "calibration/compute/gemm_shapes.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <tuple>
 
 #include <fmt/format.h>
+
+#include "sim/core/error.hpp"
 
 namespace sp::calibration {
 
@@ -76,7 +79,15 @@ std::string gemm_shapes_csv(const models::Workload& w, const std::vector<int>& b
     for (const WorkloadGemm& g : workload_gemms(w)) {
       double d[3] = {g.m, g.n, g.k};
       d[index_of(g.batch_dim)] *= b;
-      if (g.tp_dim != '-') d[index_of(g.tp_dim)] /= tp;
+      if (g.tp_dim != '-') {
+        // Tensor parallelism splits heads and hidden units whole; a share of one is no GEMM anyone runs.
+        const double whole = d[index_of(g.tp_dim)];
+        if (std::fmod(whole, tp) != 0) {
+          throw InputError(SourceLocation{"--tp", 0, 0}, "",
+                           fmt::format("{} does not divide {}'s {} dimension of {:.0f}", tp, g.label, g.tp_dim, whole));
+        }
+        d[index_of(g.tp_dim)] = whole / tp;
+      }
       csv += fmt::format("{}.b{},{:.0f},{:.0f},{:.0f},{:.0f}\n", g.label, b, d[0], d[1], d[2], g.batch);
     }
   }

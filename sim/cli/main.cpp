@@ -1,6 +1,7 @@
 // scalepoint: the command-line front end. Each subcommand is one library call; this file only
 // parses arguments, prints, and maps errors to exit codes (0 ok, 1 model/internal error, 2 bad
 // input). No other code in the project decides how the process ends.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -167,8 +168,8 @@ int main(int argc, char** argv) {
       "gemm-shapes", "the GEMMs a workload runs per GPU, as a --shapes file for scalepoint-gpu-bench");
   shapes_cmd->add_option("--workload,-w", shapes.workload, "workload name (scalepoint list workloads)");
   shapes_cmd->add_option("--batch,-b", shapes.batches, "samples per GPU, e.g. 1,2,4")->delimiter(',')->check(
-      CLI::PositiveNumber);
-  shapes_cmd->add_option("--tp", shapes.tp, "tensor-parallel size")->capture_default_str()->check(CLI::PositiveNumber);
+      CLI::Range(1, 1'000'000'000));
+  shapes_cmd->add_option("--tp", shapes.tp, "tensor-parallel size")->capture_default_str()->check(CLI::Range(1, 65536));
   shapes_cmd->add_option("--out,-o", shapes.out, "CSV to write (default: standard output)");
   shapes_cmd->add_option("--cxx-table", shapes.cxx_table,
                          "write the table of every workload's GEMMs compiled into scalepoint-gpu-bench instead");
@@ -189,7 +190,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "scalepoint: %s\nRun 'scalepoint --help' for usage.\n", e.what());
+    // One line, as every input error: CLI11's own text, and where to look.
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    std::fprintf(stderr, "scalepoint: %s (run 'scalepoint --help' for usage)\n", what.c_str());
     return 2;
   }
 
