@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <string>
@@ -194,6 +195,20 @@ int main(int argc, char** argv) {
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');
     std::fprintf(stderr, "scalepoint: %s (run 'scalepoint --help' for usage)\n", what.c_str());
+    return 2;
+  }
+
+  // An empty --out would silently mean the default folder: every command refuses it alike.
+  std::function<const CLI::App*(const CLI::App*)> empty_out = [&](const CLI::App* a) -> const CLI::App* {
+    const CLI::Option* out = a->get_option_no_throw("--out");
+    if (out && out->count() > 0 && out->as<std::string>().empty()) return a;
+    for (const CLI::App* sub : a->get_subcommands()) {
+      if (const CLI::App* found = empty_out(sub)) return found;
+    }
+    return nullptr;
+  };
+  if (empty_out(&app)) {
+    std::fprintf(stderr, "scalepoint: error: --out: must name a file or folder, not be empty\n");
     return 2;
   }
 

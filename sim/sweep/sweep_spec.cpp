@@ -2,6 +2,8 @@
 #include "sim/config/loader.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -179,12 +181,15 @@ SweepSpec load_sweep(const std::string& file) {
       if (space == std::string::npos || text.substr(space + 1) != "USD") {
         price->fail("\"" + text + "\" is not a price", "write it as \"2.5 USD\" (per accelerator-hour)");
       }
-      try {
-        s.gpu_hour_usd = std::stod(text.substr(0, space));
-      } catch (const std::exception&) {
+      // The whole number must parse: std::stod would read "2.5x" as 2.5.
+      const std::string number = text.substr(0, space);
+      char* end = nullptr;
+      const double value = std::strtod(number.c_str(), &end);
+      if (number.empty() || end != number.c_str() + number.size()) {
         price->fail("\"" + text + "\" is not a price", "write it as \"2.5 USD\"");
       }
-      if (!(*s.gpu_hour_usd > 0)) price->fail("must be positive");
+      if (!(value > 0) || !std::isfinite(value)) price->fail("must be a positive, finite price");
+      s.gpu_hour_usd = value;
     }
     if (auto d = report->find("deadline")) s.deadline_s = to_seconds(d->as_nonnegative_duration());
   }

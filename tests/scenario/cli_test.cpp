@@ -336,6 +336,7 @@ TEST(Cli, HostileInputExitsWithTwoNotACrashAHangOrAWriteElsewhere) {
            src + "/calibration/data/mlperf/results_v4.1.csv",
        "--samples: Value 1000000000 not in range 0 to 100000 (run 'scalepoint --help' for usage)\n"},
       {"gemm-shapes --workload bert --tp 7", "--tp: 7 does not divide encoder_layer.qkv.fwd's n dimension of 3072"},
+      {"run " + scenario("bert") + " -q --out ''", "--out: must name a file or folder, not be empty"},
       {"run " + scenario("bert") + " -q --set 'batch={per_accelerator: 1000000000}'",
        "global batches are limited to 1000000000"},
       {"colocate --validate " + file("bench.csv", bench) + " --out " + (dir / "v").string(),

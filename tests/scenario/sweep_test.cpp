@@ -76,6 +76,25 @@ TEST(Sweep, ErrorsAreLocatedInTheSweepFile) {
   EXPECT_FALSE(fs::exists(out));  // nothing written for a bad sweep file
 }
 
+TEST(Sweep, APriceIsAWholeNumberAndUsd) {
+  // std::stod read "2.5x USD" as 2.5 (found by a hostile-input review).
+  const fs::path dir = fresh("price");
+  fs::create_directories(dir);
+  for (const std::string price : {"2.5x USD", "inf USD", "0 USD", "USD"}) {
+    std::ofstream(dir / "p.yaml") << "name: p\nbase: " << SP_SOURCE_DIR << "/scenarios/bert.yaml\naxes:\n  - repeat: 1\n"
+                                  << "report: {gpu_hour: \"" << price << "\"}\n";
+    try {
+      sp::load_sweep((dir / "p.yaml").string());
+      ADD_FAILURE() << price << " accepted";
+    } catch (const sp::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("report.gpu_hour: "), std::string::npos) << e.what();
+    }
+  }
+  std::ofstream(dir / "p.yaml") << "name: p\nbase: " << SP_SOURCE_DIR << "/scenarios/bert.yaml\naxes:\n  - repeat: 1\n"
+                                << "report: {gpu_hour: \"2.5 USD\"}\n";
+  EXPECT_EQ(sp::load_sweep((dir / "p.yaml").string()).gpu_hour_usd, 2.5);
+}
+
 TEST(Sweep, AFileNameTheSystemRefusesIsABadBaseNotACrash) {
   // Found by fuzz_sweep (tests/fuzz): a `base` longer than a file name may be ended the program
   // with an uncaught filesystem_error; it is the sweep file's error now.
