@@ -123,7 +123,8 @@ ComputeCheck run_compute_check(const std::string& file, const models::Accelerato
     for (const Config& k : kConfigs) c = kind == k.kind ? &k : c;
     if (c == nullptr || !row.has("mode")) continue;
     const std::string mode = row.at("mode").as_string();
-    const double batch = row.at(c->batch_key).as_positive_number();
+    // Whole samples or tokens, at most 10^9 as every count.
+    const double batch = static_cast<double>(row.at(c->batch_key).as_count());
     if (mode == "profile_fwdbwd") profiled[{kind, batch}] = row.at("kernels").as_positive_number();
     if (!graph_mode(mode) && !eager_mode(mode)) continue;
     CheckRow r;

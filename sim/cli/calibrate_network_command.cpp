@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -102,8 +103,8 @@ void print_fit(const FitKey& key, const TierFit& f) {
 }
 
 // The measured table with both fits, and a plot of them against size.
-void write_report(const std::filesystem::path& dir, const std::map<FitKey, TierFit>& fits) {
-  output::StagedFiles files(dir);
+void write_report(output::StagedFiles& files, const std::map<FitKey, TierFit>& fits) {
+  const std::filesystem::path& dir = files.dir();
   std::string csv = "tier,op,ranks,bytes,measured_us,fitted_us,fitted_error,one_line_us,one_line_error\n";
   std::string data, plots;
   int series = 0;
@@ -147,6 +148,11 @@ void write_report(const std::filesystem::path& dir, const std::map<FitKey, TierF
 }  // namespace
 
 int calibrate_network_command(const CalibrateNetworkOptions& o) {
+  // Every path is checked before anything is fitted or written: a bad --base or --report is the
+  // input's fault, not something to find after the fit printed its tables and wrote --out.
+  const std::filesystem::path base = find_platform_file(o.base);
+  std::optional<output::StagedFiles> report;
+  if (!o.report_dir.empty()) report.emplace(o.report_dir, "--report");
   calibration::MeasurementDefaults defaults;
   if (!o.input_op.empty()) defaults.op = o.input_op;
   if (o.ranks > 0) defaults.ranks = o.ranks;
@@ -194,7 +200,6 @@ int calibrate_network_command(const CalibrateNetworkOptions& o) {
   if (left_out > 0) std::printf("left out %d %s rows that span nodes and ranks inside them\n", left_out, o.op.c_str());
 
   // The base platform with the segments: a file scenarios and `collective --platform` can use.
-  const std::filesystem::path base = find_platform_file(o.base);
   const std::string name = config::load_file(base.string()).at("name").as_string() + " (measured)";
   const config::ConfigNode platform = config::load_file(
       base.string(), {config::Override{"measured", fragment_yaml(fits, hashed, o.op), "measured=..."},
@@ -211,7 +216,7 @@ int calibrate_network_command(const CalibrateNetworkOptions& o) {
   output::StagedFiles files(out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path());
   files.write(out.filename().string(), text);
   files.commit();
-  if (!o.report_dir.empty()) write_report(o.report_dir, fits);
+  if (report) write_report(*report, fits);
   std::printf("wrote %s%s\n", o.out.c_str(),
               o.report_dir.empty() ? "" : (" and " + o.report_dir + "/network_fit.{csv,png}").c_str());
   return 0;

@@ -141,11 +141,17 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all", "ping_pong"}));
   calibrate_network->add_option("--input-op", network.input_op, "what nccl-tests files measure, when not in the name");
-  calibrate_network->add_option("--ranks", network.ranks, "ranks of files that do not say (OSU)");
+  calibrate_network->add_option("--ranks", network.ranks, "ranks of files that do not say (OSU)")
+      ->check(CLI::Range(2, 1'000'000'000));
   calibrate_network->add_option("--scope", network.scope, "intra | inter, for files that do not say")
       ->check(CLI::IsMember({"intra", "inter"}));
-  calibrate_network->add_option("--segments", network.segments, "exactly this many segments (default: chosen by BIC)");
-  calibrate_network->add_option("--max-segments", network.max_segments, "at most this many")->capture_default_str();
+  // A segment is two parameters fitted on at least three sizes: dozens are more than any
+  // measurement of 8 B .. 8 GiB can determine.
+  calibrate_network->add_option("--segments", network.segments, "exactly this many segments (default: chosen by BIC)")
+      ->check(CLI::Range(1, 64));
+  calibrate_network->add_option("--max-segments", network.max_segments, "at most this many")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   calibrate_network->add_option("--report", network.report_dir, "folder for network_fit.csv and network_fit.png");
   sp::cli::CalibrateComputeOptions compute;
   CLI::App* calibrate_compute = calibrate_cmd->add_subcommand(

@@ -13,12 +13,12 @@ namespace sp::output {
 
 namespace fs = std::filesystem;
 
-StagedFiles::StagedFiles(fs::path dir) : dir_(std::move(dir)) {
+StagedFiles::StagedFiles(fs::path dir, std::string option) : dir_(std::move(dir)), option_(std::move(option)) {
   std::error_code ec, probe;
   fs::create_directories(dir_, ec);
   if (ec || !fs::is_directory(dir_, probe)) {
     const bool file = fs::exists(dir_, probe) && !fs::is_directory(dir_, probe);
-    throw InputError(SourceLocation{"--out", 0, 0}, "",
+    throw InputError(SourceLocation{option_, 0, 0}, "",
                      dir_.string() + " cannot be the output folder: " +
                          (file ? std::string("it is a file") : (ec ? ec : probe).message()));
   }
@@ -38,11 +38,11 @@ fs::path StagedFiles::stage(const std::string& name) {
   std::error_code ec;
   const fs::file_status st = fs::status(final_path, ec);
   if (fs::exists(st) && !fs::is_regular_file(st)) {
-    throw InputError(SourceLocation{"--out", 0, 0}, "",
+    throw InputError(SourceLocation{option_, 0, 0}, "",
                      final_path.string() + " exists and is not a regular file; scalepoint replaces only files");
   }
   if (tmp.filename().string().size() > 255) {
-    throw InputError(SourceLocation{"--out", 0, 0}, "", name + ": file name too long (at most about 230 characters)");
+    throw InputError(SourceLocation{option_, 0, 0}, "", name + ": file name too long (at most about 230 characters)");
   }
   staged_.emplace_back(tmp, final_path);
   return tmp;

@@ -11,7 +11,8 @@ namespace sp::output {
 
 class StagedFiles {
  public:
-  explicit StagedFiles(std::filesystem::path dir);
+  /// `option` names the folder in messages: the command-line option that gave it.
+  explicit StagedFiles(std::filesystem::path dir, std::string option = "--out");
   ~StagedFiles();
   StagedFiles(const StagedFiles&) = delete;
   StagedFiles& operator=(const StagedFiles&) = delete;
@@ -29,6 +30,7 @@ class StagedFiles {
 
  private:
   std::filesystem::path dir_;
+  std::string option_;
   std::vector<std::pair<std::filesystem::path, std::filesystem::path>> staged_;  // tmp, final
   bool committed_ = false;
 };
