@@ -41,6 +41,21 @@ std::vector<PowerResult> read_power_results(const config::CsvTable& t) {
       if (auto sw = t.number(i, "interconnect_power_w_counted")) r.power_w -= *sw;
     }
     if (!(r.power_w > 0)) t.fail(i, "avg_power_w_system", "is not above the counted interconnect power");
+    // Per accelerator slot (board, host share, fans) a system draws tens of watts to a few
+    // kilowatts; outside that a unit slipped (kW for W), and the fit would pin at its bounds.
+    const double per_slot = r.power_w / r.system.accelerators;
+    if (per_slot < 10 || per_slot > 10'000) {
+      t.fail(i, "avg_power_w_system",
+             fmt::format("is {:.3g} W per accelerator; a training system draws 10 W to 10 kW per accelerator (W, not kW?)",
+                         per_slot));
+    }
+    // Energy is power x time: a row whose three disagree by more than its measurement allows
+    // (runs and the window differ a few per cent) is not one run's record.
+    const double implied_kj = r.power_w * *r.system.time_to_train_min * 60 / 1e3;
+    if (r.energy_kj < 0.5 * implied_kj || r.energy_kj > 2 * implied_kj) {
+      t.fail(i, "energy_kj_per_run",
+             fmt::format("{:.4g} kJ is not avg_power_w_system x time_to_train_min ({:.4g} kJ)", r.energy_kj, implied_kj));
+    }
     out.push_back(r);
   }
   if (out.empty()) throw InputError({t.file(), 0, 0}, "", "no power rows to fit");

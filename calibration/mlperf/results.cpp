@@ -86,6 +86,12 @@ const char* phase_name(Phase phase) {
 }
 
 void attach_phases(std::vector<MlperfResult>& results, const config::CsvTable& t) {
+  // A file given as --phases that holds none (a header alone, another table) would silently
+  // fit and validate without the logs' phases.
+  for (const char* column : {"benchmark", "org_folder", "system_folder", "phase", "seconds"}) {
+    if (!t.has_column(column)) throw InputError({t.file(), 1, 0}, column, "missing column");
+  }
+  if (t.rows() == 0) throw InputError({t.file(), 1, 0}, "", "has no phase rows, only a header");
   for (std::size_t i = 0; i < t.rows(); ++i) {
     const std::string& name = t.cell(i, "phase");
     const auto* found = std::find_if(std::begin(kPhases), std::end(kPhases), [&](Phase p) { return name == phase_name(p); });

@@ -71,6 +71,23 @@ TEST(PowerFit, BadRowsNameTheFileLineAndColumn) {
     EXPECT_NE(what.find("energy_kj_per_run"), std::string::npos) << what;
   }
   EXPECT_THROW(read_power_results(config::CsvTable(csv.substr(0, csv.find('\n') + 1), "empty.csv")), InputError);
+  // Found by a hostile-input review: 1e300 W (or kW typed as W) was fitted, the fit pinned at its
+  // bound. 54057 W x 5.05 min = 16,381 kJ: the Dell row is consistent; 1 W per GPU and an energy
+  // ten times off are not.
+  const std::string head = csv.substr(0, csv.find('\n') + 1);
+  const auto error = [&](const std::string& row) {
+    try {
+      read_power_results(config::CsvTable(head + row, "p.csv"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(error("llama2_70b_lora,Dell,X,NVIDIA H100-SXM5-80GB,64,8,5.05,16381,54057\n"), "accepted");
+  EXPECT_NE(error("llama2_70b_lora,Dell,X,NVIDIA H100-SXM5-80GB,64,8,5.05,16381,64\n").find("p.csv:2: avg_power_w_system: is 1 W"),
+            std::string::npos);
+  EXPECT_NE(error("llama2_70b_lora,Dell,X,NVIDIA H100-SXM5-80GB,64,8,5.05,163810,54057\n").find("energy_kj_per_run: "),
+            std::string::npos);
 }
 
 }  // namespace sp::calibration
