@@ -133,6 +133,12 @@ std::string scope_of(const MeasurementDefaults& d, int ranks, int nodes) {
 }
 
 Measurement row(const std::string& name, int line, const char* format, double bytes, double time_us) {
+  // Every format's rows pass here: whole sizes up to 1 TiB (as `collective --bytes`), times that
+  // are positive and below a day (a larger one is a unit slip and leaves the simulated range).
+  if (!(bytes >= 0 && bytes <= 0x1p40) || bytes != std::floor(bytes)) {
+    fail(name, line, fmt::format("size {} B is not a whole number of bytes up to 1 TiB", bytes));
+  }
+  if (!(time_us > 0 && time_us < 86400e6)) fail(name, line, fmt::format("time {} us is not positive and below a day", time_us));
   Measurement m;
   m.source = name;
   m.line = line;
