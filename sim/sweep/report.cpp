@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "sim/config/csv.hpp"
+#include "sim/sweep/sweep_runner.hpp"
 #include "sim/config/loader.hpp"
 #include "sim/core/error.hpp"
 #include "sim/output/plot.hpp"
@@ -47,6 +48,24 @@ SweepReport read_sweep_report(const std::string& dir) {
     const SweepSpec spec = load_sweep(sweep_file);
     r.gpu_hour_usd = spec.gpu_hour_usd;
     r.deadline_s = spec.deadline_s;
+  }
+  // The rows must be the finished sweep the manifest names, byte for byte as written: the
+  // progress file records their count, their bytes' checksum and the sweep file's hash.
+  {
+    const fs::path progress = fs::path(dir) / "sweep.progress";
+    const std::string text = config::read_text_file(csv.string());
+    std::istringstream in(config::exists_quietly(progress.string()) ? config::read_text_file(progress.string()) : "");
+    long long done = -1;
+    std::uint64_t bytes = 0, sum = 0;
+    std::string sha;
+    in >> done >> bytes >> sha >> std::hex >> sum;
+    const bool whole = in && sha == m.at("sweep_sha256").as_string() && bytes == text.size() &&
+                       SweepWriter::checksum(SweepWriter::kChecksumStart, text) == sum &&
+                       std::to_string(done) == m.at("points").as_string();
+    if (!whole) {
+      throw InputError(where, "", csv.filename().string() + " is not the finished sweep manifest.yaml and sweep.progress record",
+                       "run scalepoint sweep --resume to finish it, or the sweep again");
+    }
   }
   const config::CsvTable t = config::CsvTable::read(csv.string());
   r.has_energy = t.has_column("energy_kwh");

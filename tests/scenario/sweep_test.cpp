@@ -287,6 +287,19 @@ TEST(Sweep, ReportGivesEveryBreakEvenPerGroup) {
   ASSERT_EQ(sweep(kSweeps + "slow.yaml -q --out " + dir.string()).status, 1);  // some points fail
   const auto r = shell(std::string(SP_CLI) + " report " + dir.string());
   ASSERT_EQ(r.status, 0) << r.output;
+  {
+    // Rows that are not the finished sweep (edited, cut, or another sweep's) are refused, not
+    // reported (found by a hostile-input review: negative N and energies were reported).
+    const fs::path copy = fresh("report_edited");
+    fs::copy(dir, copy);
+    std::string rows = slurp(copy / "sweep.csv");
+    rows.back() = ' ';
+    std::ofstream(copy / "sweep.csv", std::ios::binary) << rows;
+    const auto edited = shell(std::string(SP_CLI) + " report " + copy.string());
+    EXPECT_EQ(edited.status, 2);
+    EXPECT_NE(edited.output.find("sweep.csv is not the finished sweep manifest.yaml and sweep.progress record"),
+              std::string::npos) << edited.output;
+  }
   const std::string md = slurp(dir / "report.md");
   // 12 points, grouped by what they set besides N: here each point is its own group (seed and
   // accelerator lists differ); the failed ones have no curve and every break-even is "-".
