@@ -4,7 +4,10 @@
 #include <cmath>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "calibration/fit/kmeans.hpp"
+#include "sim/core/error.hpp"
 
 namespace sp::calibration {
 
@@ -42,6 +45,9 @@ std::vector<BenchmarkAnalysis> analyze_efficiency(const std::vector<MlperfResult
     }
     const Clustering clusters = k ? kmeans(features, *k, seed) : kmeans_by_silhouette(features, 6, seed);
     a.k = clusters.k;
+    if (k && clusters.k != *k) {
+      warn({"--k", 0, 0}, "", fmt::format("{}: {} clusters asked of {} systems; made {}", a.benchmark, *k, scored.size(), clusters.k));
+    }
     a.silhouette = silhouette(features, clusters.label, clusters.k);
     for (std::size_t i = 0; i < a.rows.size(); ++i) a.rows[i].cluster = clusters.label[i];
 
