@@ -45,6 +45,7 @@ std::vector<Bytes> size_range(const std::string& spec, double factor) {
     try {
       const Bytes b = config::parse_bytes(s);
       if (!(b.value() >= 1)) throw InputError(where, "", "sizes must be at least 1 B");
+      if (b.value() != std::floor(b.value())) throw InputError(where, "", "sizes must be whole bytes");
       // Beyond a terabyte a message is no collective anyone runs, and its time leaves the
       // simulated range on slow links.
       if (b.value() > 0x1p40) throw InputError(where, "", "sizes are limited to 1 TiB");
