@@ -138,7 +138,7 @@ class Simulation {
 
   void finish_job(std::size_t j) {
     s_[j].done = true;
-    resident_.erase(std::find(resident_.begin(), resident_.end(), j));
+    if (const auto it = std::find(resident_.begin(), resident_.end(), j); it != resident_.end()) resident_.erase(it);
     s_[j].completion = engine_.now() - SimTime();
     last_ = std::max(last_, engine_.now());
     admit();

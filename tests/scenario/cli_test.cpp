@@ -337,6 +337,8 @@ TEST(Cli, HostileInputExitsWithTwoNotACrashAHangOrAWriteElsewhere) {
        "--samples: Value 1000000000 not in range 0 to 100000 (run 'scalepoint --help' for usage)\n"},
       {"gemm-shapes --workload bert --tp 7", "--tp: 7 does not divide encoder_layer.qkv.fwd's n dimension of 3072"},
       {"run " + scenario("bert") + " -q --out ''", "--out: must name a file or folder, not be empty"},
+      {"run " + scenario("bert") + " -q --out \"$(printf '" + (dir / "a").string() + "\\tb')\"",
+       "--out: the folder's name must not hold control characters (tab, newline)"},
       {"validate --out " + (dir / "v").string() + " --data " + src + "/calibration/data/mlperf/results_v4.1.csv --phases " +
            file("phases.csv", "benchmark,org_folder,system_folder,phase,seconds\n"),
        "phases.csv:1: has no phase rows, only a header"},
