@@ -8,6 +8,7 @@
 #include "sim/output/plot.hpp"
 #include "sim/output/staged_files.hpp"
 #include "sim/scenario/collective_bench.hpp"
+#include "sim/sweep/sweep_runner.hpp"
 
 namespace sp::cli {
 
@@ -91,7 +92,12 @@ int collective_command(const CollectiveOptions& o) {
     throw InputError(SourceLocation{"--fidelity", 0, 0}, "", "unknown fidelity '" + o.fidelity + "'",
                      "analytic, flow, chunk");
   }
-  const auto rows = collective_sweep(platform, *op, o.gpus, sizes, parse_choice(o), *fidelity);
+  // The chunk fidelity simulates every rank: thousands of them over 8 B .. 8 GiB take minutes.
+  const bool slow = *fidelity == models::Fidelity::chunk;
+  Progress progress(static_cast<int>(sizes.size()), 0, !slow);
+  const auto rows = collective_sweep(platform, *op, o.gpus, sizes, parse_choice(o), *fidelity,
+                                     [&](int done) { progress.update(done); });
+  progress.finish(static_cast<int>(rows.size()));
   std::printf("# scalepoint collective: %s on %s, %d ranks on %d node(s), fidelity %s\n", o.op.c_str(),
               platform.name.c_str(), o.gpus, platform.nodes_for(o.gpus), o.fidelity.c_str());
   std::fputs(nccl_tests_table(rows, *op).c_str(), stdout);

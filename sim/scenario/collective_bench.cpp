@@ -72,7 +72,7 @@ std::vector<Bytes> size_range(const std::string& spec, double factor) {
 
 std::vector<CollectiveRow> collective_sweep(const models::Platform& platform, models::CollectiveOp op, int ranks,
                                             const std::vector<Bytes>& sizes, const models::CollectiveChoice& choice,
-                                            models::Fidelity fidelity) {
+                                            models::Fidelity fidelity, const std::function<void(int done)>& progress) {
   const models::Group group = models::packed_group(platform.topology, ranks);
   std::vector<CollectiveRow> rows;
   for (Bytes n : sizes) {
@@ -87,6 +87,7 @@ std::vector<CollectiveRow> collective_sweep(const models::Platform& platform, mo
       r.busbw_gbs = r.algbw_gbs * models::bus_factor(op, ranks);
     }
     rows.push_back(r);
+    if (progress) progress(static_cast<int>(rows.size()));
   }
   return rows;
 }

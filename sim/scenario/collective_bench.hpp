@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,11 @@ struct CollectiveRow {
   models::Protocol protocol = models::Protocol::simple;
 };
 
+/// `progress(done)` after each size, where given (the chunk fidelity takes seconds a size).
 std::vector<CollectiveRow> collective_sweep(const models::Platform& platform, models::CollectiveOp op, int ranks,
                                             const std::vector<Bytes>& sizes, const models::CollectiveChoice& choice,
-                                            models::Fidelity fidelity = models::Fidelity::analytic);
+                                            models::Fidelity fidelity = models::Fidelity::analytic,
+                                            const std::function<void(int done)>& progress = {});
 
 /// nccl-tests' table: size, count, type, redop, root, time (us), algbw and busbw (GB/s), and
 /// the algorithm/protocol the model chose.
