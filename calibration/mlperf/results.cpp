@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "sim/config/config_node.hpp"
 #include "sim/core/error.hpp"
 
 namespace sp::calibration {
@@ -23,7 +24,9 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     const auto count = [&](const char* column) {
       const auto v = t.integer(i, column);
       // As everywhere in scalepoint, counts stop at 10^9 (an int, and no machine near it).
-      if (!v || *v < 1 || *v > 1'000'000'000) t.fail(i, column, "needs a count between 1 and 1000000000");
+      if (!v || *v < 1 || *v > config::kMaxCount) {
+        t.fail(i, column, "needs a count between 1 and " + std::to_string(config::kMaxCount));
+      }
       return static_cast<int>(*v);
     };
     r.accelerators_per_node = count("accelerators_per_node");
@@ -40,8 +43,8 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
       if (r.time_to_train_min && !(*r.time_to_train_min > 0)) t.fail(i, "time_to_train_min", "must be positive");
     }
     r.global_batch = t.integer(i, "global_batch_size");
-    if (r.global_batch && (*r.global_batch < 1 || *r.global_batch > 1'000'000'000)) {
-      t.fail(i, "global_batch_size", "must be between 1 and 1000000000");
+    if (r.global_batch && (*r.global_batch < 1 || *r.global_batch > config::kMaxCount)) {
+      t.fail(i, "global_batch_size", "must be between 1 and " + std::to_string(config::kMaxCount));
     }
     const auto degree = [&](const char* column) -> std::optional<int> {
       if (!t.has_column(column)) return std::nullopt;

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "sim/cli/commands.hpp"
+#include "sim/config/config_node.hpp"
 #include "sim/core/error.hpp"
 
 int main(int argc, char** argv) {
@@ -142,7 +143,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all", "ping_pong"}));
   calibrate_network->add_option("--input-op", network.input_op, "what nccl-tests files measure, when not in the name");
   calibrate_network->add_option("--ranks", network.ranks, "ranks of files that do not say (OSU)")
-      ->check(CLI::Range(2, 1'000'000'000));
+      ->check(CLI::Range(std::int64_t{2}, sp::config::kMaxCount));
   calibrate_network->add_option("--scope", network.scope, "intra | inter, for files that do not say")
       ->check(CLI::IsMember({"intra", "inter"}));
   // A segment is two parameters fitted on at least three sizes: dozens are more than any
@@ -175,7 +176,7 @@ int main(int argc, char** argv) {
       "gemm-shapes", "the GEMMs a workload runs per GPU, as a --shapes file for scalepoint-gpu-bench");
   shapes_cmd->add_option("--workload,-w", shapes.workload, "workload name (scalepoint list workloads)");
   shapes_cmd->add_option("--batch,-b", shapes.batches, "samples per GPU, e.g. 1,2,4")->delimiter(',')->check(
-      CLI::Range(1, 1'000'000'000));
+      CLI::Range(std::int64_t{1}, sp::config::kMaxCount));
   shapes_cmd->add_option("--tp", shapes.tp, "tensor-parallel size")->capture_default_str()->check(CLI::Range(1, 65536));
   shapes_cmd->add_option("--out,-o", shapes.out, "CSV to write (default: standard output)");
   shapes_cmd->add_option("--cxx-table", shapes.cxx_table,

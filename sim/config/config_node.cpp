@@ -141,8 +141,7 @@ std::string ConfigNode::as_string() const { return scalar_text("a text value"); 
 
 std::string ConfigNode::as_folder_name() const {
   const std::string s = as_string();
-  const bool control = std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
-  if (s.empty() || s == "." || s == ".." || control || s.find_first_of("/\\") != std::string::npos) {
+  if (s.empty() || s == "." || s == ".." || has_control_chars(s) || s.find_first_of("/\\") != std::string::npos) {
     fail("must be a name without slashes, control characters, '.' or '..' (it names the output folder)");
   }
   return s;

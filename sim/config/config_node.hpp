@@ -22,6 +22,11 @@ class Node;
 
 namespace sp::config {
 
+/// The largest count any input may give (accelerators, ranks, batches, sizes the model indexes
+/// with): an int, and far beyond any machine; the README states it.
+inline constexpr std::int64_t kMaxCount = 1'000'000'000;
+
+
 struct LoadContext;  // shared by every node of one loaded document
 
 class ConfigNode {
@@ -56,7 +61,7 @@ class ConfigNode {
   /// An integer >= 1 (counts of accelerators, nodes, NICs ...).
   std::int64_t as_positive_int() const;
   /// An integer from 1 to `max` that fits an int (sizes, counts the model indexes with).
-  int as_count(std::int64_t max = 1'000'000'000) const;
+  int as_count(std::int64_t max = kMaxCount) const;
   /// A real number > 0 and finite.
   double as_positive_number() const;
   /// A real number in (0, 1] (efficiencies).

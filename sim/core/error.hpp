@@ -5,9 +5,20 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sp {
+
+/// ASCII control characters (below space, and DEL): what input text must not carry into a
+/// terminal line, an output path or a plot script.
+constexpr bool is_control_char(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+inline bool has_control_chars(std::string_view s) {
+  for (const char c : s) {
+    if (is_control_char(c)) return true;
+  }
+  return false;
+}
 
 /// Where a value came from: a file position (line/column 1-based, 0 = unknown) or a
 /// command-line override such as "--set seed=3".

@@ -1,5 +1,7 @@
 #include "sim/output/plot.hpp"
 
+#include "sim/core/error.hpp"
+
 #include <cstdlib>
 #include <fstream>
 
@@ -21,7 +23,7 @@ std::string gnuplot_text(const std::string& text) {
   for (const char c : text) {
     if (c == '\'') {
       out += "''";
-    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+    } else if (is_control_char(c)) {
       out += ' ';
     } else {
       out += c;

@@ -1,6 +1,5 @@
 #include "sim/output/staged_files.hpp"
 
-#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <system_error>
@@ -14,16 +13,10 @@ namespace sp::output {
 
 namespace fs = std::filesystem;
 
-namespace {
-// A control character in a path would be changed on its way into a gnuplot script (or end a line
-// of it): refused, as the names the scenarios give are.
-bool has_control(const std::string& s) {
-  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
-}
-}  // namespace
-
 StagedFiles::StagedFiles(fs::path dir, std::string option) : dir_(std::move(dir)), option_(std::move(option)) {
-  if (has_control(dir_.string())) {
+  // A control character in a path would be changed on its way into a gnuplot script (or end a
+  // line of it): refused, as the names the scenarios give are.
+  if (has_control_chars(dir_.string())) {
     throw InputError(SourceLocation{option_, 0, 0}, "", "the folder's name must not hold control characters (tab, newline)");
   }
   std::error_code ec, probe;
@@ -45,7 +38,7 @@ StagedFiles::~StagedFiles() {
 fs::path StagedFiles::stage(const std::string& name) {
   const fs::path final_path = dir_ / name;
   const fs::path tmp = dir_ / ("." + name + ".tmp." + std::to_string(::getpid()));
-  if (has_control(name)) {
+  if (has_control_chars(name)) {
     throw InputError(SourceLocation{option_, 0, 0}, "", "file names must not hold control characters (tab, newline)");
   }
   // The rename replaces whatever has the name: only ever an earlier output, never a folder, a

@@ -131,7 +131,9 @@ output::Table validate_collectives(const std::string& published_csv, const model
     if (!op) csv.fail(i, "op", "unknown collective '" + csv.cell(i, "op") + "'");
     const auto ranks = csv.integer(i, "ranks");
     const auto bytes = csv.integer(i, "bytes");
-    if (!ranks || *ranks < 2 || *ranks > 1'000'000'000) csv.fail(i, "ranks", "needs between 2 and 1000000000 ranks");
+    if (!ranks || *ranks < 2 || *ranks > config::kMaxCount) {
+      csv.fail(i, "ranks", "needs between 2 and " + std::to_string(config::kMaxCount) + " ranks");
+    }
     // As `collective --gpus`: whole nodes, or a divisor of one.
     const int per_node = p.accelerators_per_node();
     if ((*ranks > per_node && *ranks % per_node != 0) || (*ranks < per_node && per_node % *ranks != 0)) {

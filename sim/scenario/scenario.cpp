@@ -89,10 +89,10 @@ void check_counts(const ScenarioSpec& s, const config::ConfigNode& list, const c
                 "add an entry '" + std::to_string(n) + ": <global batch>'");
     }
     // Counts stop at 10^9 everywhere; per_accelerator x N can pass it where neither does.
-    if (s.batch.kind == BatchPolicy::Kind::per_accelerator && s.batch.global_batch(n) > 1'000'000'000) {
+    if (s.batch.kind == BatchPolicy::Kind::per_accelerator && s.batch.global_batch(n) > config::kMaxCount) {
       batch.at("per_accelerator")
           .fail("gives a global batch of " + std::to_string(s.batch.global_batch(n)) + " at " + std::to_string(n) +
-                " accelerators; global batches are limited to 1000000000");
+                " accelerators; global batches are limited to " + std::to_string(config::kMaxCount));
     }
   }
 }

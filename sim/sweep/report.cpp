@@ -6,7 +6,6 @@
 #include <limits>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -52,16 +51,11 @@ SweepReport read_sweep_report(const std::string& dir) {
   // The rows must be the finished sweep the manifest names, byte for byte as written: the
   // progress file records their count, their bytes' checksum and the sweep file's hash.
   {
-    const fs::path progress = fs::path(dir) / "sweep.progress";
     const std::string text = config::read_text_file(csv.string());
-    std::istringstream in(config::exists_quietly(progress.string()) ? config::read_text_file(progress.string()) : "");
-    long long done = -1;
-    std::uint64_t bytes = 0, sum = 0;
-    std::string sha;
-    in >> done >> bytes >> sha >> std::hex >> sum;
-    const bool whole = in && sha == m.at("sweep_sha256").as_string() && bytes == text.size() &&
-                       SweepWriter::checksum(SweepWriter::kChecksumStart, text) == sum &&
-                       std::to_string(done) == m.at("points").as_string();
+    const std::optional<SweepProgress> p = read_sweep_progress((fs::path(dir) / "sweep.progress").string());
+    const bool whole = p && p->sha == m.at("sweep_sha256").as_string() && p->bytes == text.size() &&
+                       SweepWriter::checksum(SweepWriter::kChecksumStart, text) == p->checksum &&
+                       std::to_string(p->done) == m.at("points").as_string();
     if (!whole) {
       throw InputError(where, "", csv.filename().string() + " is not the finished sweep manifest.yaml and sweep.progress record",
                        "run scalepoint sweep --resume to finish it, or the sweep again");

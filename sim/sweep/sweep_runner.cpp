@@ -115,14 +115,14 @@ SweepWriter::SweepWriter(const std::string& dir, const SweepSpec& spec, bool res
     }
   }
   if (resume && config::exists_quietly(progress.string())) {
-    std::istringstream in(config::read_text_file(progress.string()));
-    std::string sha;
-    in >> done_ >> bytes_ >> sha >> std::hex >> checksum_ >> std::dec >> failed_;
+    const std::optional<SweepProgress> recorded = read_sweep_progress(progress.string());
     const SourceLocation where{"--resume", 0, 0};
-    if (!in || sha != sha_) {
+    if (!recorded || recorded->sha != sha_) {
       throw InputError(where, "", progress.string() + " belongs to another sweep file (or is damaged)",
                        "run without --resume to start again");
     }
+    bytes_ = recorded->bytes;
+    checksum_ = recorded->checksum;
     const std::string written = config::read_text_file(csv.string());
     if (written.compare(0, header.size(), header) != 0) {
       throw InputError(where, "", csv.string() + " has another header than this sweep's");
@@ -143,13 +143,16 @@ SweepWriter::SweepWriter(const std::string& dir, const SweepSpec& spec, bool res
     const config::CsvTable rows(written.substr(0, bytes_), csv.string());
     std::set<std::int64_t> points;
     for (std::size_t i = 0; i < rows.rows(); ++i) points.insert(rows.integer(i, "point").value_or(-1));
-    const bool consistent = done_ >= 0 && static_cast<std::size_t>(done_) <= spec.points.size() && failed_ >= 0 &&
-                            failed_ <= done_ && points.size() == static_cast<std::size_t>(done_) &&
-                            (points.empty() || (*points.begin() == 0 && *points.rbegin() == done_ - 1));
+    const long long done = recorded->done;
+    const bool consistent = done >= 0 && done <= static_cast<long long>(spec.points.size()) && recorded->failed >= 0 &&
+                            recorded->failed <= done && points.size() == static_cast<std::size_t>(done) &&
+                            (points.empty() || (*points.begin() == 0 && *points.rbegin() == done - 1));
     if (!consistent) {
       throw InputError(where, "", progress.string() + " does not match the rows of " + csv.string() + " (damaged)",
                        "run without --resume to start again");
     }
+    done_ = static_cast<int>(done);
+    failed_ = static_cast<int>(recorded->failed);
     fs::resize_file(csv, bytes_);  // drops whatever a killed run wrote after its last finished point
     fd_ = ::open(csv.c_str(), O_WRONLY | O_APPEND);
   } else {
@@ -187,6 +190,15 @@ void SweepWriter::add(int point, PointResult result) {
 std::uint64_t SweepWriter::checksum(std::uint64_t state, std::string_view text) {
   for (unsigned char c : text) state = (state ^ c) * 1099511628211ull;
   return state;
+}
+
+std::optional<SweepProgress> read_sweep_progress(const std::string& path) {
+  if (!config::exists_quietly(path)) return std::nullopt;
+  std::istringstream in(config::read_text_file(path));
+  SweepProgress p;
+  in >> p.done >> p.bytes >> p.sha >> std::hex >> p.checksum >> std::dec >> p.failed;
+  if (!in) return std::nullopt;
+  return p;
 }
 
 void SweepWriter::write_progress() {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,18 @@ struct PointResult {
 
 /// One point, simulated; never throws for a bad point.
 PointResult run_point(const SweepSpec& spec, const SweepPoint& point, const models::Catalog& catalog);
+
+/// What sweep.progress records (SweepWriter writes it after every point): points done, the bytes
+/// of sweep.csv they fill, the sweep file's SHA-256, the FNV-1a checksum of those bytes, failures.
+struct SweepProgress {
+  long long done = 0;
+  std::uint64_t bytes = 0;
+  std::string sha;
+  std::uint64_t checksum = 0;
+  long long failed = 0;
+};
+/// The progress file at `path`; nullopt where it is missing or unreadable.
+std::optional<SweepProgress> read_sweep_progress(const std::string& path);
 
 /// sweep.csv and sweep.progress in `dir`, written strictly in point order.
 class SweepWriter {
