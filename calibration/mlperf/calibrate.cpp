@@ -1,17 +1,16 @@
 #include "calibration/mlperf/calibrate.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "calibration/mlperf/fit_problem.hpp"
 #include "calibration/predict/naive_baseline.hpp"
+#include "sim/core/parallel_for.hpp"
 
 namespace sp::calibration {
 
@@ -134,34 +133,18 @@ std::vector<ValidationRow> cross_validate(const Context& cx, const Eigen::Vector
   std::vector<ValidationRow> rows(all.size());
   std::vector<double> errors(all.size(), 0.0);
   const std::vector<std::string> groups = cx.groups(all);
-  std::atomic<std::size_t> next{0};
   std::mutex progress;
   std::size_t done = 0;
-  std::exception_ptr failure;
-  const auto work = [&] {
-    for (std::size_t k = next++; k < groups.size(); k = next++) {
-      try {
-        const HeldOut h = hold_out(cx, groups[k], start, o.samples, o.seed);
-        const std::lock_guard<std::mutex> lock(progress);
-        for (std::size_t j = 0; j < h.rows.size(); ++j) {
-          rows[h.rows[j]] = h.predictions[j];
-          const PreparedRow& r = cx.problem.rows()[h.rows[j]];
-          errors[h.rows[j]] = kind_known(cx.problem, h.train, r.kind) ? cx.problem.log_error(r, h.fit.x) : std::nan("");
-        }
-        if (o.progress) o.progress(fmt::format("left out {} ({} of {})", groups[k], ++done, groups.size()));
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(progress);
-        failure = std::current_exception();
-        next = groups.size();
-      }
+  parallel_for(groups.size(), [&](std::size_t k) {
+    const HeldOut h = hold_out(cx, groups[k], start, o.samples, o.seed);
+    const std::lock_guard<std::mutex> lock(progress);
+    for (std::size_t j = 0; j < h.rows.size(); ++j) {
+      rows[h.rows[j]] = h.predictions[j];
+      const PreparedRow& r = cx.problem.rows()[h.rows[j]];
+      errors[h.rows[j]] = kind_known(cx.problem, h.train, r.kind) ? cx.problem.log_error(r, h.fit.x) : std::nan("");
     }
-  };
-  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
+    if (o.progress) o.progress(fmt::format("left out {} ({} of {})", groups[k], ++done, groups.size()));
+  });
   if (log_errors) *log_errors = std::move(errors);
   return rows;
 }

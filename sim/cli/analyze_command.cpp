@@ -16,7 +16,6 @@ namespace {
 
 // E' against N (log2 axis), one colour per cluster, like the study's figures.
 bool plot_benchmark(const std::filesystem::path& png, const calibration::BenchmarkAnalysis& a) {
-  static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"};
   std::string data, plots;
   for (int c = 0; c < a.k; ++c) {
     data += fmt::format("$c{} << EOD\n", c);
@@ -25,7 +24,7 @@ bool plot_benchmark(const std::filesystem::path& png, const calibration::Benchma
     }
     data += "EOD\n";
     plots += fmt::format("{}$c{} using 1:2 title 'cluster {}' with points pt 7 ps 1.4 lc rgb '{}'",
-                         c ? ", " : "", c, c, colours[c % 6]);
+                         c ? ", " : "", c, c, output::series_colour(static_cast<std::size_t>(c) % 6));
   }
   const std::string script = fmt::format(
       "set terminal pngcairo noenhanced size 800,520 font 'sans,11'\nset output {}\n{}"

@@ -7,6 +7,14 @@
 #include <string>
 #include <vector>
 
+namespace sp::models {
+class Catalog;
+}
+namespace sp::calibration {
+struct MlperfResult;
+class PlatformCatalog;
+}  // namespace sp::calibration
+
 namespace sp::cli {
 
 struct RunOptions {
@@ -79,6 +87,7 @@ struct ValidateOptions {
   std::string out_dir;
   bool loo = false;   // refit without each system in turn and predict it
   bool loko = false;  // refit without each accelerator kind in turn and predict it
+  bool scaling = false;  // multi-node rows from a measured smaller system (scaling_validation.hpp)
   std::string phases; // phase observations from the systems' logs, for the refits (may be empty)
   int samples = 100;
   std::uint64_t seed = 1;
@@ -86,6 +95,10 @@ struct ValidateOptions {
 
 /// `scalepoint validate`: predictions against published MLPerf times.
 int validate_command(const ValidateOptions& options);
+
+/// `scalepoint validate --scaling`: writes scaling_rows.csv, scaling_summary.csv and scaling.png.
+int validate_scaling_command(const std::vector<calibration::MlperfResult>& rows, const models::Catalog& catalog,
+                             const calibration::PlatformCatalog& platforms, const std::string& out_dir);
 
 struct CalibrateOptions {
   std::string data;

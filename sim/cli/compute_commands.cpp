@@ -127,8 +127,6 @@ int calibrate_compute_command(const CalibrateComputeOptions& o) {
 namespace {
 
 bool plot_check(const std::filesystem::path& png, const calibration::ComputeCheck& c) {
-  static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                  "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
   std::map<std::string, std::string> series;  // "kind mode" -> data lines
   for (const auto& r : c.rows) {
     series[r.kind + " " + r.mode] +=
@@ -140,8 +138,8 @@ bool plot_check(const std::filesystem::path& png, const calibration::ComputeChec
     data += fmt::format("$s{} << EOD\n{}EOD\n", i, lines);
     plots += fmt::format("{}$s{} using 1:2 title {} with points pt 7 lc rgb '{}', "
                          "$s{} using 1:3 title 'modelled' with lines lw 2 lc rgb '{}'",
-                         plots.empty() ? "" : ", ", i, output::gnuplot_text(name + " measured"), colours[i % 10], i,
-                         colours[i % 10]);
+                         plots.empty() ? "" : ", ", i, output::gnuplot_text(name + " measured"), output::series_colour(static_cast<std::size_t>(i)), i,
+                         output::series_colour(static_cast<std::size_t>(i)));
     ++i;
   }
   const std::string script = fmt::format(

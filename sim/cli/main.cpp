@@ -96,9 +96,14 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--out,-o", validate.out_dir, "output folder (default results/validation)");
   CLI::Option* validate_loo = validate_cmd->add_flag("--loo", validate.loo,
                          "refit without each system in turn and predict it (files mlperf_loo_*)");
-  validate_cmd->add_flag("--loko", validate.loko,
+  CLI::Option* validate_loko = validate_cmd->add_flag("--loko", validate.loko,
                          "refit without each accelerator kind in turn and predict it (files mlperf_loko_*)")
       ->excludes(validate_loo);
+  validate_cmd->add_flag("--scaling", validate.scaling,
+                         "multi-node rows predicted from a measured smaller system of the same kind, each system left out "
+                         "of the fit, beside a two-parameter throughput curve (files scaling_*)")
+      ->excludes(validate_loo)
+      ->excludes(validate_loko);
   validate_cmd->add_option("--phases", validate.phases,
                            "phase timings from the systems' logs the refits also fit (calibration/data/mlperf/phases_v4.1.csv)");
   validate_cmd->add_option("--samples", validate.samples, "Monte Carlo replicates for p10/p90")

@@ -17,9 +17,8 @@ namespace sp::cli {
 
 namespace {
 
-// One colour per benchmark, in the order the benchmarks first appear, in both plots.
-constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd"};
-const char* colour(std::size_t benchmark) { return kColours[benchmark % std::size(kColours)]; }
+// One colour per benchmark, in the order the benchmarks first appear, in every plot.
+const char* colour(std::size_t benchmark) { return output::series_colour(benchmark); }
 
 std::vector<std::string> first_seen(const std::vector<std::string>& benchmarks) {
   std::vector<std::string> names;
@@ -149,6 +148,7 @@ int validate_command(const ValidateOptions& o) {
   auto rows = calibration::read_mlperf_results(config::CsvTable::read(o.data));
   calibration::require_times(rows, o.data);
   if (!o.phases.empty()) calibration::attach_phases(rows, config::CsvTable::read(o.phases));
+  if (o.scaling) return validate_scaling_command(rows, catalog, platforms, o.out_dir);
   calibration::ValidationReport rep;
   if (o.loo || o.loko) {
     calibration::CalibrateOptions options{o.loo, o.loko, o.samples, o.seed, {}};

@@ -1,9 +1,10 @@
 #include "sim/output/plot.hpp"
 
-#include "sim/core/error.hpp"
-
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+
+#include "sim/core/error.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -68,6 +69,12 @@ bool plot_scaling(const std::filesystem::path& png, const Table& table, const st
       "unset multiplot\n",
       fmt::arg("out", gnuplot_text(png.string())), fmt::arg("data", data), fmt::arg("title", gnuplot_text(title)));
   return run_gnuplot(script, png.parent_path());
+}
+
+const char* series_colour(std::size_t i) {
+  static constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                             "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  return kColours[i % std::size(kColours)];
 }
 
 }  // namespace sp::output

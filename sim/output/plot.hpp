@@ -18,6 +18,9 @@ bool plot_scaling(const std::filesystem::path& png, const Table& table, const st
 /// input goes through it: a sweep label "a'; system '...'" would otherwise run a command.
 std::string gnuplot_text(const std::string& text);
 
+/// The colour of series i in every plot (matplotlib's ten, in order; cycles after ten).
+const char* series_colour(std::size_t i);
+
 /// Runs `script` with gnuplot; false when gnuplot is missing or fails.
 bool run_gnuplot(const std::string& script, const std::filesystem::path& work_dir);
 

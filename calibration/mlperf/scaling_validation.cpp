@@ -1,0 +1,210 @@
+#include "calibration/mlperf/scaling_validation.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "calibration/mlperf/fit_problem.hpp"
+#include "calibration/predict/throughput_curve.hpp"
+#include "models/training/convergence.hpp"
+#include "sim/core/parallel_for.hpp"
+#include "sim/core/quantile.hpp"
+
+namespace sp::calibration {
+
+namespace {
+
+bool one_node(const MlperfResult& r) { return r.accelerators <= r.accelerators_per_node; }
+
+// The median of `c` by published time: the lower of the two middle ones, then the earlier line.
+int median_row(const std::vector<MlperfResult>& rows, std::vector<int> c) {
+  std::sort(c.begin(), c.end(), [&](int a, int b) {
+    const auto& x = rows[static_cast<std::size_t>(a)];
+    const auto& y = rows[static_cast<std::size_t>(b)];
+    return std::tie(*x.time_to_train_min, x.line) < std::tie(*y.time_to_train_min, y.line);
+  });
+  return c.empty() ? -1 : c[(c.size() - 1) / 2];
+}
+
+// What the score stands for at this batch: E[max(mean of the runs, RCP mean)] samples.
+double scored_samples(const models::Workload& w, std::int64_t gbs) {
+  return models::scored_convergence(w, gbs, w.runs_per_result).scored;
+}
+
+}  // namespace
+
+const ScalingSummary& ScalingReport::summary(const std::string& group) const {
+  for (const auto& s : summaries) {
+    if (s.group == group) return s;
+  }
+  throw std::out_of_range("no scaling summary for " + group);
+}
+
+int choose_anchor(const std::vector<MlperfResult>& rows, const std::vector<std::string>& kinds, std::size_t target,
+                  std::string& rule) {
+  const MlperfResult& t = rows[target];
+  const std::string& kind = kinds[target];
+  // Preference tiers, best first: same submitter and node size, same submitter, same node size, any.
+  std::array<std::vector<int>, 4> tiers;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const MlperfResult& r = rows[i];
+    if (i == target || kind.empty() || kinds[i] != kind || r.benchmark != t.benchmark || !r.time_to_train_min) continue;
+    if (!one_node(r)) continue;
+    const bool submitter = r.submitter == t.submitter, size = r.accelerators_per_node == t.accelerators_per_node;
+    tiers[submitter && size ? 0 : submitter ? 1 : size ? 2 : 3].push_back(static_cast<int>(i));
+  }
+  static constexpr std::array<const char*, 4> kRules = {"same submitter, one node", "same submitter, one node of another size",
+                                                        "one node of another submitter", "one node of another submitter and size"};
+  for (std::size_t k = 0; k < tiers.size(); ++k) {
+    if (tiers[k].empty()) continue;
+    rule = kRules[k];
+    return median_row(rows, tiers[k]);
+  }
+  // No one-node row of the kind: the same submitter's smallest system on fewer nodes (TPU slices).
+  int best = -1;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const MlperfResult& r = rows[i];
+    if (i == target || kinds[i] != kind || kind.empty() || r.benchmark != t.benchmark || !r.time_to_train_min) continue;
+    if (r.submitter != t.submitter || r.nodes >= t.nodes) continue;
+    const MlperfResult* b = best < 0 ? nullptr : &rows[static_cast<std::size_t>(best)];
+    if (!b || std::tie(r.accelerators, r.line) < std::tie(b->accelerators, b->line)) best = static_cast<int>(i);
+  }
+  rule = best < 0 ? "" : "same submitter, fewer nodes";
+  return best;
+}
+
+std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& rows) {
+  std::vector<std::string> groups;
+  for (const ScalingRow& r : rows) {
+    if (std::find(groups.begin(), groups.end(), r.row.benchmark) == groups.end()) groups.push_back(r.row.benchmark);
+  }
+  std::sort(groups.begin(), groups.end());
+  groups.insert(groups.end(), {"N=9-64", "N>64", "all"});
+  std::vector<ScalingSummary> out;
+  for (const std::string& g : groups) {
+    std::vector<double> model, curve, perfect;
+    for (const ScalingRow& r : rows) {
+      const int n = r.row.accelerators;
+      const bool in = g == "all" || g == r.row.benchmark || (g == "N=9-64" && n > 8 && n <= 64) || (g == "N>64" && n > 64);
+      if (!in) continue;
+      model.push_back(100 * std::abs(r.error()));
+      curve.push_back(100 * std::abs(r.curve_error()));
+      perfect.push_back(100 * std::abs(r.perfect_error()));
+    }
+    if (model.empty()) continue;
+    ScalingSummary s;
+    s.group = g;
+    s.rows = static_cast<int>(model.size());
+    s.median = quantile(model, 0.5);
+    s.p90 = quantile(model, 0.9);
+    s.max = *std::max_element(model.begin(), model.end());
+    s.curve_median = quantile(curve, 0.5);
+    s.curve_p90 = quantile(curve, 0.9);
+    s.perfect_median = quantile(perfect, 0.5);
+    s.perfect_p90 = quantile(perfect, 0.9);
+    out.push_back(s);
+  }
+  return out;
+}
+
+ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const models::Catalog& catalog,
+                               const PlatformCatalog& platforms, const std::function<void(const std::string&)>& progress) {
+  ScalingReport rep;
+  std::vector<std::string> kinds(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (auto a = catalog.find_accelerator(rows[i].accelerator)) kinds[i] = a->name;
+  }
+  // The targets and their anchors, grouped by the system a fold leaves out.
+  std::map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> by_system;
+  std::map<std::pair<std::size_t, std::size_t>, std::string> rules;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const MlperfResult& r = rows[i];
+    if (one_node(r) || !r.time_to_train_min) continue;
+    std::string rule;
+    const int a = choose_anchor(rows, kinds, i, rule);
+    if (a < 0) {
+      rep.skipped.push_back(fmt::format("line {}: {} {} {}: no measured row of {} on fewer nodes to start from", r.line,
+                                        r.benchmark, r.submitter, r.system_name, kinds[i].empty() ? r.accelerator : kinds[i]));
+      continue;
+    }
+    by_system[r.system()].emplace_back(i, static_cast<std::size_t>(a));
+    rules[{i, static_cast<std::size_t>(a)}] = rule;
+  }
+  std::vector<std::string> fit_skipped;
+  const FitProblem pb(rows, catalog, platforms, fit_skipped);
+  std::vector<std::string> systems;
+  for (const auto& [s, v] : by_system) systems.push_back(s);
+
+  // Each fold lands at its own slot: the result does not depend on the thread count.
+  std::vector<std::vector<ScalingRow>> folds(systems.size());
+  std::vector<std::vector<std::string>> fold_skipped(systems.size());
+  std::mutex lock;
+  std::size_t done = 0;
+  parallel_for(systems.size(), [&](std::size_t k) {
+    const std::string& system = systems[k];
+    std::vector<std::size_t> train;
+    for (std::size_t i = 0; i < pb.rows().size(); ++i) {
+      if (pb.rows()[i].system != system) train.push_back(i);
+    }
+    const models::Calibration c = pb.calibration(pb.fit(train, pb.prior(), 25));
+    const SystemModelInputs in{catalog, platforms, c, 0, 1};
+    for (const auto& [t, a] : by_system.at(system)) {
+      const MlperfResult& target = rows[t];
+      const MlperfResult& anchor = rows[a];
+      const SystemPrediction pt = predict_system(target, in), pa = predict_system(anchor, in);
+      if (pt.status != "ok" || pa.status != "ok") {
+        fold_skipped[k].push_back(fmt::format("line {}: {} {} {}: {}", target.line, target.benchmark, target.submitter,
+                                              target.system_name, pt.status != "ok" ? pt.message : "its anchor: " + pa.message));
+        continue;
+      }
+      const models::Workload w = *catalog.find_workload(target.benchmark);
+      // The curve, fitted on the fold's rows of the benchmark (every kind).
+      std::vector<CurvePoint> points;
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const MlperfResult& r = rows[i];
+        if (r.benchmark != target.benchmark || r.system() == system || !r.time_to_train_min || !r.global_batch) continue;
+        points.push_back({kinds[i], scored_samples(w, *r.global_batch), static_cast<double>(*r.global_batch),
+                          static_cast<double>(r.accelerators), *r.time_to_train_min});
+      }
+      const ThroughputCurve curve = fit_throughput_curve(points);
+      const auto point = [&](const MlperfResult& r, const SystemPrediction& p) {
+        return CurvePoint{p.kind, scored_samples(w, p.global_batch), static_cast<double>(p.global_batch),
+                          static_cast<double>(r.accelerators), *r.time_to_train_min};
+      };
+      const CurvePoint ct = point(target, pt), ca = point(anchor, pa);
+      ScalingRow s;
+      s.row = target;
+      s.anchor = anchor;
+      s.anchor_rule = rules.at({t, a});
+      s.kind = pt.kind;
+      s.layout = pt.estimate.layout.describe();
+      s.anchor_layout = pa.estimate.layout.describe();
+      s.model_min = to_seconds(pt.estimate.time_to_train) / 60;
+      s.model_anchor_min = to_seconds(pa.estimate.time_to_train) / 60;
+      s.predicted_min = *anchor.time_to_train_min * s.model_min / s.model_anchor_min;
+      s.curve_min = curve.anchored(ct, ca);
+      s.perfect_min = *anchor.time_to_train_min * (ct.samples_to_converge / ca.samples_to_converge) *
+                      (ca.accelerators / ct.accelerators);
+      folds[k].push_back(std::move(s));
+    }
+    const std::lock_guard<std::mutex> g(lock);
+    if (progress) progress(fmt::format("left out {} ({} of {})", system, ++done, systems.size()));
+  });
+  for (std::size_t k = 0; k < systems.size(); ++k) {
+    for (ScalingRow& s : folds[k]) rep.rows.push_back(std::move(s));
+    rep.skipped.insert(rep.skipped.end(), fold_skipped[k].begin(), fold_skipped[k].end());
+  }
+  // In the file's order, whatever the folds' order.
+  std::sort(rep.rows.begin(), rep.rows.end(), [](const ScalingRow& a, const ScalingRow& b) { return a.row.line < b.row.line; });
+  rep.summaries = summarise_scaling(rep.rows);
+  return rep;
+}
+
+}  // namespace sp::calibration

@@ -1,0 +1,72 @@
+// `scalepoint validate --scaling`: the question users bring. A multi-node system's time to train
+// predicted from a measured time of fewer nodes of the same accelerator kind, as
+//   T(N) = T(anchor, published) x model(N) / model(anchor)
+// so that what the two systems share (software level, the kind's efficiency) cancels and only
+// the scaling between them is judged; the model calibrated without the predicted system. Beside
+// it, on the same rows and folds, the two-parameter throughput curve (throughput_curve.hpp) and
+// perfect scaling with the RCPs' convergence: what the simulator has to beat.
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "calibration/mlperf/results.hpp"
+#include "calibration/predict/system_model.hpp"
+
+namespace sp::calibration {
+
+struct ScalingRow {
+  MlperfResult row;     // the multi-node row predicted
+  MlperfResult anchor;  // the row whose published time it starts from
+  std::string anchor_rule;  // how the anchor was chosen (choose_anchor)
+  std::string kind;
+  std::string layout, anchor_layout;  // what the model ran at each
+  double model_min = 0, model_anchor_min = 0;  // the model's expected scores, fold calibration
+  double predicted_min = 0;                    // anchor's published x model ratio
+  double curve_min = 0;                        // the throughput curve, same anchor and fold
+  double perfect_min = 0;                      // anchor x (S(G)/S(G_a)) x (N_a/N)
+  double error() const { return predicted_min / *row.time_to_train_min - 1; }
+  double curve_error() const { return curve_min / *row.time_to_train_min - 1; }
+  double perfect_error() const { return perfect_min / *row.time_to_train_min - 1; }
+  /// Speedups over the anchor: published, and as the model predicts.
+  double published_speedup() const { return *anchor.time_to_train_min / *row.time_to_train_min; }
+  double predicted_speedup() const { return model_anchor_min / model_min; }
+};
+
+struct ScalingSummary {
+  std::string group;  // a benchmark, a scale range ("N=9-64", "N>64") or "all"
+  int rows = 0;
+  double median = 0, p90 = 0, max = 0;              // |error| of the model, %
+  double curve_median = 0, curve_p90 = 0;           // the throughput curve, %
+  double perfect_median = 0, perfect_p90 = 0;       // perfect scaling + RCP, %
+};
+
+struct ScalingReport {
+  std::vector<ScalingRow> rows;
+  std::vector<ScalingSummary> summaries;
+  std::vector<std::string> skipped;  // multi-node rows without an anchor or a model, and why
+
+  const ScalingSummary& summary(const std::string& group) const;
+};
+
+/// The anchor of multi-node row `target` among `rows` (index into rows), or -1: a one-node row
+/// of the same benchmark and catalog kind with a published time, preferring the same submitter
+/// and node size, then the same submitter, then the same node size, then any; several equally
+/// good: the median by published time (the lower one of two, then the earlier line). Without a
+/// one-node row, the same submitter's smallest row of that kind on fewer nodes. `rule` says which.
+/// `kinds` gives each row's catalog kind (empty where unknown).
+int choose_anchor(const std::vector<MlperfResult>& rows, const std::vector<std::string>& kinds, std::size_t target,
+                  std::string& rule);
+
+/// Every multi-node row with an anchor, each with its system left out of the calibration.
+/// `progress` (may be empty) is called after each fold with "left out <system> (k of n)".
+ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const models::Catalog& catalog,
+                               const PlatformCatalog& platforms,
+                               const std::function<void(const std::string&)>& progress = {});
+
+/// Median, p90 and max of |errors| in % by benchmark, by scale range and overall.
+std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& rows);
+
+}  // namespace sp::calibration

@@ -1,0 +1,165 @@
+// `scalepoint validate --scaling`: multi-node times predicted from a measured time on fewer nodes
+// (calibration/mlperf/scaling_validation.hpp), beside the two-parameter throughput curve.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "calibration/mlperf/scaling_validation.hpp"
+#include "sim/cli/commands.hpp"
+#include "sim/output/plot.hpp"
+#include "sim/output/staged_files.hpp"
+
+namespace sp::cli {
+
+namespace {
+
+output::Table rows_table(const calibration::ScalingReport& rep) {
+  std::vector<std::string> bench, system, kind, anchor, rule, layout, anchor_layout;
+  const auto col = [](const char* name, const char* unit, const char* what, bool integer = false) {
+    return output::Column{name, unit, what, integer, {}, {}};
+  };
+  output::Column n = col("accelerators", "count", "N", true), nodes = col("nodes", "count", "", true);
+  output::Column gbs = col("global_batch", "samples", "", true);
+  output::Column pub = col("published_min", "min", "the published score");
+  output::Column an = col("anchor_accelerators", "count", "", true);
+  output::Column apub = col("anchor_published_min", "min", "the anchor's published score, the prediction's start");
+  output::Column model = col("model_min", "min", "the model's expected score at N (fold calibration)");
+  output::Column amodel = col("model_anchor_min", "min", "the model's expected score of the anchor");
+  output::Column pred = col("predicted_min", "min", "anchor_published x model / model_anchor");
+  output::Column err = col("error", "1", "predicted / published - 1");
+  output::Column curve = col("curve_min", "min", "the two-parameter throughput curve from the same anchor");
+  output::Column curve_err = col("curve_error", "1", "");
+  output::Column perfect = col("perfect_min", "min", "perfect scaling with the RCPs' convergence, same anchor");
+  output::Column perfect_err = col("perfect_error", "1", "");
+  output::Column sp_pub = col("published_speedup", "1", "anchor's published time / published time");
+  output::Column sp_pred = col("predicted_speedup", "1", "model_anchor / model");
+  for (const auto& r : rep.rows) {
+    bench.push_back(r.row.benchmark);
+    system.push_back(r.row.submitter + " " + r.row.system_name);
+    kind.push_back(r.kind);
+    anchor.push_back(r.anchor.submitter + " " + r.anchor.system_name);
+    rule.push_back(r.anchor_rule);
+    layout.push_back(r.layout);
+    anchor_layout.push_back(r.anchor_layout);
+    n.values.push_back(r.row.accelerators);
+    nodes.values.push_back(r.row.nodes);
+    gbs.values.push_back(static_cast<double>(r.row.global_batch.value_or(0)));
+    pub.values.push_back(*r.row.time_to_train_min);
+    an.values.push_back(r.anchor.accelerators);
+    apub.values.push_back(*r.anchor.time_to_train_min);
+    model.values.push_back(r.model_min);
+    amodel.values.push_back(r.model_anchor_min);
+    pred.values.push_back(r.predicted_min);
+    err.values.push_back(r.error());
+    curve.values.push_back(r.curve_min);
+    curve_err.values.push_back(r.curve_error());
+    perfect.values.push_back(r.perfect_min);
+    perfect_err.values.push_back(r.perfect_error());
+    sp_pub.values.push_back(r.published_speedup());
+    sp_pred.values.push_back(r.predicted_speedup());
+  }
+  output::Table t;
+  t.columns = {output::text_column("benchmark", "", bench), output::text_column("system", "", system),
+               output::text_column("kind", "catalog kind", kind), n, nodes, gbs, pub,
+               output::text_column("anchor", "the row whose published time the prediction starts from", anchor),
+               output::text_column("anchor_rule", "how the anchor was chosen", rule), an, apub, model, amodel, pred, err,
+               curve, curve_err, perfect, perfect_err, sp_pub, sp_pred, output::text_column("layout", "", layout),
+               output::text_column("anchor_layout", "", anchor_layout)};
+  return t;
+}
+
+output::Table summary_table(const calibration::ScalingReport& rep) {
+  std::vector<std::string> group;
+  const auto col = [](const char* name, const char* what) { return output::Column{name, "%", what, false, {}, {}}; };
+  output::Column rows{"rows", "count", "", true, {}, {}};
+  output::Column med = col("median_ape_pct", "scalepoint: median absolute percentage error");
+  output::Column p90 = col("p90_ape_pct", "its 90th percentile"), mx = col("max_ape_pct", "its largest");
+  output::Column cmed = col("curve_median_ape_pct", "the two-parameter throughput curve");
+  output::Column cp90 = col("curve_p90_ape_pct", "");
+  output::Column pmed = col("perfect_median_ape_pct", "perfect scaling with the RCPs' convergence");
+  output::Column pp90 = col("perfect_p90_ape_pct", "");
+  for (const auto& s : rep.summaries) {
+    group.push_back(s.group);
+    rows.values.push_back(s.rows);
+    med.values.push_back(s.median);
+    p90.values.push_back(s.p90);
+    mx.values.push_back(s.max);
+    cmed.values.push_back(s.curve_median);
+    cp90.values.push_back(s.curve_p90);
+    pmed.values.push_back(s.perfect_median);
+    pp90.values.push_back(s.perfect_p90);
+  }
+  output::Table t;
+  t.columns = {output::text_column("group", "benchmark, scale or all", group), rows, med, p90, mx, cmed, cp90, pmed, pp90};
+  return t;
+}
+
+// Predicted against published speedup over the anchor, log-log, one colour per benchmark: the
+// model filled, the throughput curve open.
+bool plot_speedups(const std::filesystem::path& png, const calibration::ScalingReport& rep) {
+  std::vector<std::string> names;
+  for (const auto& r : rep.rows) {
+    if (std::find(names.begin(), names.end(), r.row.benchmark) == names.end()) names.push_back(r.row.benchmark);
+  }
+  std::string data, plots = "x title 'equal' lc rgb '#888888'";
+  for (std::size_t b = 0; b < names.size(); ++b) {
+    data += fmt::format("$b{} << EOD\n", b);
+    for (const auto& r : rep.rows) {
+      if (r.row.benchmark != names[b]) continue;
+      data += fmt::format("{} {} {}\n", r.published_speedup(), *r.anchor.time_to_train_min / r.predicted_min,
+                          *r.anchor.time_to_train_min / r.curve_min);
+    }
+    data += "EOD\n";
+    plots += fmt::format(", $b{} using 1:2 title {} with points pt 7 ps 1.3 lc rgb '{}'"
+                         ", $b{} using 1:3 title {} with points pt 6 ps 1.3 lc rgb '{}'",
+                         b, output::gnuplot_text(names[b] + " scalepoint"), output::series_colour(b), b,
+                         output::gnuplot_text(names[b] + " curve"), output::series_colour(b));
+  }
+  const std::string script = fmt::format(
+      "set terminal pngcairo noenhanced size 820,700 font 'sans,11'\nset output {}\n{}"
+      "set logscale xy\nset grid\nset key outside bottom center horizontal maxcols 4 font 'sans,9'\n"
+      "set xrange [0.8:200]\nset yrange [0.8:200]\n"
+      "set xlabel 'published speedup over the anchor (fewer nodes)'\nset ylabel 'predicted speedup'\n"
+      "set title 'multi-node MLPerf v4.1 rows from a measured smaller system, the system left out of the fit'\nplot {}\n",
+      output::gnuplot_text(png.string()), data, plots);
+  return output::run_gnuplot(script, png.parent_path());
+}
+
+}  // namespace
+
+int validate_scaling_command(const std::vector<calibration::MlperfResult>& rows, const models::Catalog& catalog,
+                             const calibration::PlatformCatalog& platforms, const std::string& out_dir) {
+  const auto progress = [](const std::string& s) { std::fprintf(stderr, "\r\033[K%s", s.c_str()); };
+  const calibration::ScalingReport rep = calibration::validate_scaling(rows, catalog, platforms, progress);
+  std::fprintf(stderr, "\r\033[K");
+  const std::filesystem::path dir = out_dir.empty() ? std::string("results/validation") : out_dir;
+  output::StagedFiles files(dir);
+  files.write("scaling_rows.csv", output::to_csv(rows_table(rep)));
+  files.write("scaling_summary.csv", output::to_csv(summary_table(rep)));
+  const bool plotted = plot_speedups(files.stage("scaling.png"), rep);
+  if (!plotted) files.drop("scaling.png");
+  files.commit();
+
+  std::printf("multi-node rows from a measured smaller system, each system left out of the fit (|error| %%):\n");
+  std::printf("  %-18s %4s  %21s  %21s  %21s\n", "", "rows", "scalepoint med/p90/max", "throughput curve med/p90",
+              "perfect + RCP med/p90");
+  for (const auto& s : rep.summaries) {
+    std::printf("  %-18s %4d  %6.1f %6.1f %6.1f  %14.1f %6.1f  %14.1f %6.1f\n", s.group.c_str(), s.rows, s.median, s.p90,
+                s.max, s.curve_median, s.curve_p90, s.perfect_median, s.perfect_p90);
+  }
+  std::printf("\n");
+  for (const auto& r : rep.rows) {
+    std::printf("  %-16.16s %5d x %-16.16s %-36.36s from %4d (%-30.30s) %+6.1f%%  curve %+6.1f%%  %s\n",
+                r.row.benchmark.c_str(), r.row.accelerators, r.kind.c_str(),
+                (r.row.submitter + " " + r.row.system_name).c_str(), r.anchor.accelerators,
+                (r.anchor.submitter + " " + r.anchor.system_name).c_str(), 100 * r.error(), 100 * r.curve_error(),
+                r.layout.c_str());
+  }
+  for (const auto& s : rep.skipped) std::printf("skipped %s\n", s.c_str());
+  std::printf("wrote %s/{scaling_rows.csv,scaling_summary.csv%s}\n", dir.string().c_str(), plotted ? ",scaling.png" : "");
+  return 0;
+}
+
+}  // namespace sp::cli

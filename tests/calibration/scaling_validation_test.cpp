@@ -1,0 +1,114 @@
+// validate --scaling: the anchor a multi-node row starts from, the two-parameter throughput curve
+// it is compared with, and the summaries.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "calibration/mlperf/scaling_validation.hpp"
+#include "calibration/predict/throughput_curve.hpp"
+
+namespace sp::calibration {
+
+namespace {
+MlperfResult row(int line, const std::string& submitter, int per_node, int nodes, double minutes,
+                 const std::string& benchmark = "bert") {
+  MlperfResult r;
+  r.line = line;
+  r.benchmark = benchmark;
+  r.submitter = submitter;
+  r.system_name = submitter + std::to_string(line);
+  r.accelerators_per_node = per_node;
+  r.nodes = nodes;
+  r.accelerators = per_node * nodes;
+  r.time_to_train_min = minutes;
+  return r;
+}
+}  // namespace
+
+TEST(ThroughputCurve, FitRecoversTheFixedCostPerStepWithAPerKindThroughput) {
+  // Points made from the curve itself, T = S (G/N + k) / (p G), with k = 20 samples per
+  // accelerator and two kinds at p = 3 and p = 7 samples/min/accelerator: the fit finds k = 20
+  // and each p, and a kind's throughput does not leak into k.
+  std::vector<CurvePoint> pts;
+  const double k = 20;
+  for (const auto& [kind, p] : std::vector<std::pair<std::string, double>>{{"A", 3.0}, {"B", 7.0}}) {
+    for (const auto& [g, n, s] : std::vector<std::tuple<double, double, double>>{
+             {768, 8, 2.6e6}, {768, 16, 2.6e6}, {4608, 64, 2.8e6}, {13888, 3472, 4.5e6}}) {
+      pts.push_back({kind, s, g, n, s * (g / n + k) / (p * g)});
+    }
+  }
+  const ThroughputCurve c = fit_throughput_curve(pts);
+  EXPECT_NEAR(c.k, 20.0, 1e-4);
+  EXPECT_NEAR(c.p.at("A"), 3.0, 1e-6);
+  EXPECT_NEAR(c.p.at("B"), 7.0, 1e-6);
+}
+
+TEST(ThroughputCurve, AnchoredPredictionIsTheCurvesRatio) {
+  // k = 24: from 8 accelerators at G = 768 (x = 96) in 5.5 min to 64 at G = 4608 (x = 72), with
+  // S = 2.6e6 and 2.8e6 samples: 5.5 x [2.8e6 (72 + 24) / 4608] / [2.6e6 (96 + 24) / 768]
+  // = 5.5 x 58,333.33 / 406,250 = 0.789744 min.
+  ThroughputCurve c;
+  c.k = 24;
+  const CurvePoint anchor{"A", 2.6e6, 768, 8, 5.5}, target{"A", 2.8e6, 4608, 64, 0};
+  const double expected = 5.5 * (2.8e6 * (72.0 + 24) / 4608) / (2.6e6 * (96.0 + 24) / 768);
+  EXPECT_NEAR(expected, 0.789744, 1e-6);
+  EXPECT_NEAR(c.anchored(target, anchor), expected, 1e-12);
+}
+
+TEST(ScalingValidation, AnchorPrefersTheSameSubmittersNodeThenTheMedianOfOthers) {
+  // Multi-node row 0 (Lambda, 8 x 2). One-node rows of the kind: two of another submitter of the
+  // same node size (5.0 and 5.4 min) and one of 4 accelerators: no Lambda one-node row, so the
+  // median of the same-size rows, the lower of two middle ones: 5.0 min (line 3).
+  std::vector<MlperfResult> rows = {row(2, "Lambda", 8, 2, 3.3), row(3, "Dell", 8, 1, 5.0), row(4, "Eos", 8, 1, 5.4),
+                                    row(5, "Dell", 4, 1, 10.2)};
+  std::vector<std::string> kinds(rows.size(), "H100");
+  std::string rule;
+  EXPECT_EQ(choose_anchor(rows, kinds, 0, rule), 1);
+  EXPECT_EQ(rule, "one node of another submitter");
+  // Dell's two nodes start from Dell's own node of the same size, not from its 4-accelerator one.
+  rows.push_back(row(6, "Dell", 8, 2, 2.9));
+  kinds.push_back("H100");
+  EXPECT_EQ(choose_anchor(rows, kinds, 4, rule), 1);
+  EXPECT_EQ(rule, "same submitter, one node");
+  // Another kind's rows, another benchmark's, and rows without a time never anchor.
+  kinds[1] = kinds[2] = "H200";
+  rows[3].benchmark = "retinanet";
+  EXPECT_EQ(choose_anchor(rows, kinds, 0, rule), -1);
+  // Without a one-node row, the same submitter's smallest system on fewer nodes (TPU slices).
+  std::vector<MlperfResult> tpu = {row(7, "Google", 4, 2, 49.7), row(8, "Google", 4, 16, 9.6),
+                                   row(9, "Google", 4, 256, 2.4)};
+  std::vector<std::string> tk(3, "TPU");
+  EXPECT_EQ(choose_anchor(tpu, tk, 2, rule), 0);
+  EXPECT_EQ(rule, "same submitter, fewer nodes");
+  EXPECT_EQ(choose_anchor(tpu, tk, 0, rule), -1);
+}
+
+TEST(ScalingValidation, SummariesByBenchmarkScaleAndAll) {
+  // Three rows: errors +10 % and -20 % at N = 16 and 64 (bert), +4 % at 512 (llama): bert's
+  // median is 15 %, N=9-64 the same two, N>64 the one, all: median 10 %, max 20 %.
+  const auto scaled = [](int line, const std::string& b, int nodes, double published, double predicted) {
+    ScalingRow s;
+    s.row = row(line, "X", 8, nodes, published, b);
+    s.anchor = row(1, "Y", 8, 1, 10.0, b);
+    s.predicted_min = predicted;
+    s.curve_min = published;
+    s.perfect_min = published * 2;
+    return s;
+  };
+  const std::vector<ScalingRow> rows = {scaled(2, "bert", 2, 5.0, 5.5), scaled(3, "bert", 8, 2.0, 1.6),
+                                        scaled(4, "llama", 64, 1.0, 1.04)};
+  const std::vector<ScalingSummary> s = summarise_scaling(rows);
+  ScalingReport rep;
+  rep.summaries = s;
+  EXPECT_EQ(rep.summary("bert").rows, 2);
+  EXPECT_NEAR(rep.summary("bert").median, 15.0, 1e-9);
+  EXPECT_NEAR(rep.summary("N=9-64").median, 15.0, 1e-9);
+  EXPECT_EQ(rep.summary("N>64").rows, 1);
+  EXPECT_NEAR(rep.summary("N>64").median, 4.0, 1e-9);
+  EXPECT_NEAR(rep.summary("all").median, 10.0, 1e-9);
+  EXPECT_NEAR(rep.summary("all").max, 20.0, 1e-9);
+  EXPECT_NEAR(rep.summary("all").curve_median, 0.0, 1e-12);
+  EXPECT_NEAR(rep.summary("all").perfect_median, 100.0, 1e-9);
+}
+
+}  // namespace sp::calibration
