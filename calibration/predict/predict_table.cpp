@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "calibration/predict/naive_baseline.hpp"
+#include "models/training/layout_search.hpp"
 #include "sim/core/quantile.hpp"
 
 namespace sp::calibration {
@@ -30,7 +31,8 @@ output::Table predict_table(const config::CsvTable& input, const SystemModelInpu
   output::Column p10{"p10_min", "min", "10th percentile of the score", false, {}, {}};
   output::Column p90{"p90_min", "min", "90th percentile of the score", false, {}, {}};
   output::Column gbs{"predicted_global_batch", "samples", "global batch modelled", true, {}, {}};
-  std::vector<std::string> layout, status, message, source;
+  output::Column slower{"runner_up_slower", "1", "the next fastest layout's time to train / this one's - 1", false, {}, {}};
+  std::vector<std::string> layout, basis, runner_up, status, message, source;
   for (const MlperfResult& r : rows) {
     const SystemPrediction p = predict_system(r, inputs);
     const bool ok = p.status == "ok";
@@ -39,6 +41,9 @@ output::Table predict_table(const config::CsvTable& input, const SystemModelInpu
     p90.values.push_back(ok ? minutes(p.estimate.p90) : kNaN);
     gbs.values.push_back(static_cast<double>(p.global_batch));
     layout.push_back(ok ? p.estimate.layout.describe() : "-");
+    basis.push_back(ok ? p.estimate.layout_basis : "-");
+    runner_up.push_back(ok && !p.estimate.runner_up.empty() ? p.estimate.runner_up : "-");
+    slower.values.push_back(ok && !p.estimate.runner_up.empty() ? p.estimate.runner_up_slower : kNaN);
     status.push_back(p.status);
     source.push_back(ok ? p.software_source : "-");
     message.push_back(p.message.empty() ? "-" : p.message);
@@ -48,6 +53,9 @@ output::Table predict_table(const config::CsvTable& input, const SystemModelInpu
   t.columns.push_back(p90);
   t.columns.push_back(gbs);
   t.columns.push_back(output::text_column("layout", "parallel layout modelled", layout));
+  t.columns.push_back(output::text_column("layout_basis", models::kLayoutBasis, basis));
+  t.columns.push_back(output::text_column("runner_up", "the next fastest layout of other sizes", runner_up));
+  t.columns.push_back(slower);
   t.columns.push_back(output::text_column("software_efficiency_source",
                                          "fitted: the kind's own rows | family: its architecture family's | "
                                          "stack: its software stack's | prior: none seen",
@@ -160,7 +168,7 @@ ValidationReport validate_rows(const std::vector<MlperfResult>& rows, const Syst
 }
 
 output::Table validation_table(const ValidationReport& rep) {
-  std::vector<std::string> bench, system, accel, kind, source, layout;
+  std::vector<std::string> bench, system, accel, kind, source, layout, basis;
   output::Column n{"accelerators", "count", "N", true, {}, {}};
   output::Column gbs{"global_batch", "samples", "global batch", true, {}, {}};
   output::Column pub{"published_min", "min", "published score", false, {}, {}};
@@ -179,6 +187,7 @@ output::Table validation_table(const ValidationReport& rep) {
     kind.push_back(r.prediction.kind);
     source.push_back(r.prediction.software_source);
     layout.push_back(r.prediction.estimate.layout.describe());
+    basis.push_back(r.prediction.estimate.layout_basis);
     n.values.push_back(r.row.accelerators);
     gbs.values.push_back(static_cast<double>(r.prediction.global_batch));
     pub.values.push_back(*r.row.time_to_train_min);
@@ -194,7 +203,7 @@ output::Table validation_table(const ValidationReport& rep) {
   t.columns = {output::text_column("benchmark", "", bench), output::text_column("system", "", system),
                output::text_column("accelerator", "", accel), output::text_column("kind", "catalog kind", kind),
                output::text_column("software_efficiency_source", "fitted | family | stack | prior", source), n, gbs, pub, pred, p10, p90, err, inside, logged,
-               base, output::text_column("layout", "", layout)};
+               base, output::text_column("layout", "", layout), output::text_column("layout_basis", models::kLayoutBasis, basis)};
   return t;
 }
 

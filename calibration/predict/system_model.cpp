@@ -160,6 +160,7 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
     // The layout the system declares, the unnamed degrees 1: neither searched nor replaced by the
     // workload's recipe for smaller parts.
     spec.fix_sizes({row.tensor_parallel.value_or(1), row.context_parallel.value_or(1), row.pipeline_parallel.value_or(1)});
+    spec.declared = true;
   }
   std::int64_t gbs = 0;
   if (row.global_batch) {
@@ -170,8 +171,9 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   }
   out.global_batch = gbs;
 
-  // The workload's usual layout, or the fastest its search allows on this machine; failing
-  // both, the fastest that fits at all (a submitter would find one).
+  // The declared layout, or the fastest the workload and the machine allow with the recipe kept
+  // within the model's resolution; a declared one that does not fit gives way to the fastest
+  // that does (the system did run).
   const auto e = models::fastest_layout(*w, *p, n, gbs, spec, spec.search.value_or(models::LayoutSearch{}), models::Fidelity::analytic,
                                         models::LayoutFallback::any);
   if (!e) {

@@ -31,8 +31,11 @@ struct NetworkLinks {
 NetworkLinks add_network_links(FlowNetwork& net, const Platform& platform);
 
 /// Starts the collective described by `terms` on `net` now; `done` runs when it has finished.
+/// `peer`: for a transfer between two ranks whose links are represented apart (pipeline stages),
+/// the receiver's links, which its flows cross as well.
 void start_collective_flows(Engine& engine, FlowNetwork& net, const NetworkLinks& links, const Platform& platform,
-                            const CostTerms& terms, Bytes n, std::function<void()> done);
+                            const CostTerms& terms, Bytes n, std::function<void()> done,
+                            const NetworkLinks* peer = nullptr);
 
 struct CollectiveTiming {
   Duration time;

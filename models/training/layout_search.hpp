@@ -1,5 +1,12 @@
-// Choosing the parallel layout as a submitter tunes it: among the model-parallel sizes a
-// workload allows (ParallelSpecs::search), the fastest time to train that fits in memory.
+// Choosing the parallel layout as a submitter tunes it: among every tensor, context and pipeline
+// size and micro-batch that the workload's implementation offers (its `search` lists), its file
+// describes (unsupported_split) and the memory holds, the fastest simulated time to train. The
+// optimizer's sharding is the implementation's (apex shards within a node, Megatron over the
+// data-parallel group), not a knob of the layout. The workload's recipe (its layout at N,
+// or where that does not fit the first of its `otherwise` list that does) is where the search
+// starts: it is kept unless another layout beats it by more than the model resolves between
+// layouts (10 %, layout_search.cpp). A
+// layout the user declares (a result row's TP/CP/PP, a scenario's sizes) is taken as it is.
 #pragma once
 
 #include <optional>
@@ -8,18 +15,27 @@
 
 namespace sp::models {
 
-/// Where a layout search may look beyond the given sizes.
+/// Where the search may go when a declared layout does not fit.
 enum class LayoutFallback {
-  none,  // only `base` and `search`: a layout that does not fit is reported, not replaced
-  any,   // if neither fits, every TP in {1,2,4,8} x CP in {1,2,4} x PP in {1,2,4,8}
+  none,  // report why (out_of_memory); a scenario's layout is the user's to change
+  any,   // the fastest layout that fits, and say so (a published system did run)
 };
 
-/// The usual layout is `base`, or where it does not fit the first of `base.otherwise` that does.
-/// The fastest estimate among the usual layout and the combinations of `search` (an empty list keeps
-/// base's size), each with base's micro-batch or, when none is set, the largest micro-batch
-/// that fits (smaller ones mean gradient accumulation and only run slower). Ties keep the
-/// earlier candidate; the usual layout is kept unless another beats it by more than 2 %. nullopt
-/// when nothing resolves; otherwise an estimate whose status says why when none fits.
+/// The search space beyond the recipe: every power of two up to these sizes that divides N
+/// (TP also within one scale-up domain), pipelines only where no layout without one fits in
+/// memory (1F1B trades a bubble for memory), and every micro-batch that divides a data-parallel
+/// rank's samples (with pipelines, which trade the bubble against kernel efficiency; without,
+/// the largest that fits: gradient accumulation only runs slower).
+inline constexpr int kMaxContextParallel = 16;
+/// What an output's layout_basis column holds.
+inline constexpr const char* kLayoutBasis =
+    "declared: the system's or scenario's | recipe: the workload's, within 10 % of the fastest | searched: the fastest";
+inline constexpr int kMaxPipelineParallel = 16;
+
+/// The fastest layout for N and the global batch, as above; `search` (when not empty) limits the
+/// sizes tried beyond the recipe to its lists. nullopt when nothing resolves; otherwise an
+/// estimate whose status says why when none fits, and whose layout_basis, runner_up and
+/// runner_up_slower say how it was chosen.
 std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform& p, int accelerators,
                                                std::int64_t global_batch, const ParallelSpec& base,
                                                const LayoutSearch& search, Fidelity fidelity = Fidelity::analytic,

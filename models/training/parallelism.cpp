@@ -23,6 +23,7 @@ void ParallelSpec::merge_from(const ParallelSpec& o) {
   if (o.evaluation_overlaps_all_gathers) evaluation_overlaps_all_gathers = o.evaluation_overlaps_all_gathers;
   if (o.search) search = o.search;
   if (!o.otherwise.empty()) otherwise = o.otherwise;
+  declared = declared || o.declared;
 }
 
 void ParallelSpec::fix_sizes(const Sizes& z) {

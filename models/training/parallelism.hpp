@@ -23,9 +23,8 @@ namespace sp::models {
 enum class Sharding { none, global, within_node };
 const char* sharding_name(Sharding s);
 
-/// The model-parallel sizes submitters choose among per system (they tune the layout to the
-/// machine: NVIDIA ran Llama2-70B LoRA as TP4 CP1 on 8 H100s but TP1 CP2 on 8 H200s, whose
-/// 141 GB hold the whole FP8 model). Predictions take the fastest that fits; empty: no search.
+/// Limits on the model-parallel sizes the layout search tries (layout_search.hpp); an empty list
+/// leaves that size free (every power of two the workload and machine allow).
 struct LayoutSearch {
   std::vector<int> tensor, context, pipeline;
   bool empty() const { return tensor.empty() && context.empty() && pipeline.empty(); }
@@ -45,6 +44,9 @@ struct ParallelSpec {
     int tensor = 1, context = 1, pipeline = 1;
   };
   std::vector<Sizes> otherwise;
+  // The sizes are the user's (a result row's TP/CP/PP, a scenario's tensor, context or pipeline):
+  // taken as they are, not searched (layout_search.hpp).
+  bool declared = false;
 
   void merge_from(const ParallelSpec& over);
   /// These model-parallel sizes, as they stand: no search and no recipe in their place.

@@ -24,7 +24,11 @@ class Executor {
   Executor(const StepGraph& g, const Platform& p, Fidelity f) : g_(g), p_(p), f_(f) {}
 
   Execution run() {
-    if (f_ == Fidelity::flow) links_ = add_network_links(net_, p_);
+    // Each pipeline stage's ranks have links of their own (its own GPUs' NVLink ports and NICs):
+    // stages share no link, and a pipeline send crosses the sender's and the receiver's.
+    if (f_ == Fidelity::flow) {
+      for (int s = 0; s < g_.stages; ++s) links_.push_back(add_network_links(net_, p_));
+    }
     stages_.resize(static_cast<std::size_t>(g_.stages));
     waiting_.resize(g_.ops.size());
     dependents_.resize(g_.ops.size());
@@ -89,7 +93,9 @@ class Executor {
     const GraphComm& c = g_.comms[static_cast<std::size_t>(op.comm)];
     hold(st, sms(c));
     if (f_ == Fidelity::flow) {
-      start_collective_flows(engine_, net_, links_, p_, c.terms, c.bytes, [this, i] { finish(i); });
+      const NetworkLinks* peer = op.peer >= 0 ? &links_[static_cast<std::size_t>(op.peer)] : nullptr;
+      start_collective_flows(engine_, net_, links_[static_cast<std::size_t>(op.stage)], p_, c.terms, c.bytes,
+                             [this, i] { finish(i); }, peer);
     } else {
       engine_.schedule_after(op.work, [this, i] { finish(i); });
     }
@@ -142,7 +148,7 @@ class Executor {
   Fidelity f_;
   Engine engine_;
   FlowNetwork net_{engine_};
-  NetworkLinks links_;
+  std::vector<NetworkLinks> links_;  // per pipeline stage
   std::vector<Stage> stages_;
   std::vector<std::uint32_t> waiting_;
   std::vector<std::vector<std::uint32_t>> dependents_;

@@ -280,9 +280,17 @@ StepGraph Builder::build() {
   }
   const Group& shard_group = lay_.sharding == Sharding::global ? lay_.grad_group : lay_.grad_inside;
   const bool gathers = lay_.sharding != Sharding::none && shard_group.ranks() > 1;
-  Bytes hidden;  // what a pipeline stage hands its neighbour per micro-batch
-  for (const LayerGroup& l : w_.layers) hidden = std::max(hidden, l.tp_tensor);
-  hidden = hidden * (static_cast<double>(lay_.micro_batch) / (lay_.cp * lay_.tp));
+  // What stage s hands stage s + 1 per micro-batch: the boundary tensor of its last layer
+  // instance, split over the TP (sequence parallel) and CP ranks; the backward returns its gradient.
+  std::vector<Bytes> boundary(static_cast<std::size_t>(stages));
+  for (int s = 0; s + 1 < stages; ++s) {
+    const Instance& last = inst_[static_cast<std::size_t>(assigned[static_cast<std::size_t>(s)].back())];
+    if (!(last.layer->pipeline_boundary.value() > 0)) {
+      throw ModelError(fmt::format("PP{}: {} gives no pipeline boundary after '{}'", stages, w_.name, last.name));
+    }
+    boundary[static_cast<std::size_t>(s)] =
+        last.layer->pipeline_boundary * (static_cast<double>(lay_.micro_batch) / (lay_.cp * lay_.tp));
+  }
 
   struct Pending {
     bool forward;
@@ -360,7 +368,8 @@ StepGraph Builder::build() {
         forward_done[static_cast<std::size_t>(mb)] = after;
         if (s < stages - 1) {
           send_fwd[static_cast<std::size_t>(s)][static_cast<std::size_t>(mb)] =
-              comm_op(Phase::pp_send, StreamKind::pp, s, -1, mb, transfer(hidden), after);
+              comm_op(Phase::pp_send, StreamKind::pp, s, -1, mb, transfer(boundary[static_cast<std::size_t>(s)]), after);
+          g_.ops.back().peer = s + 1;
         }
         continue;
       }
@@ -381,7 +390,8 @@ StepGraph Builder::build() {
       }
       if (s > 0) {
         send_bwd[static_cast<std::size_t>(s)][static_cast<std::size_t>(mb)] =
-            comm_op(Phase::pp_send, StreamKind::pp, s, -1, mb, transfer(hidden), after);
+            comm_op(Phase::pp_send, StreamKind::pp, s, -1, mb, transfer(boundary[static_cast<std::size_t>(s) - 1]), after);
+        g_.ops.back().peer = s - 1;
       }
     }
     // The optimizer streams this rank's share of parameters, gradients and states once.
@@ -404,7 +414,7 @@ StepGraph Builder::build() {
       compute += lc.forward.time + (inst_[static_cast<std::size_t>(k)].layer->backward_pass ? lc.backward.time : Duration::zero());
       flops += lc.forward.model_flops + lc.backward.model_flops;
     }
-    if (stages > 1) forward.waits += select_time_[static_cast<std::size_t>(transfer(hidden))];
+    if (s > 0) forward.waits += select_time_[static_cast<std::size_t>(transfer(boundary[static_cast<std::size_t>(s) - 1]))];
     if (compute >= slowest_compute) {
       slowest_compute = compute;
       g_.flops_per_step = flops * m;

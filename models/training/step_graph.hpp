@@ -45,6 +45,7 @@ struct GraphOp {
   int micro_batch = -1;
   Duration work;         // compute: at the full rate; communication: alone on the network
   int comm = -1;         // communication: index into StepGraph::comms
+  int peer = -1;         // pipeline send: the stage it goes to
   std::vector<std::uint32_t> deps;
 };
 

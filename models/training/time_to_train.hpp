@@ -43,6 +43,13 @@ struct TrainingEstimate {
   Duration time_to_train;       // E[the MLPerf score]: run_time x rcp_normalisation
   Duration p10, p50, p90;  // of the MLPerf score, from replicates (all equal when none)
   Duration run_p10, run_p90;  // of the replicates' run time, before the RCP scaling (energy)
+  // How the layout was chosen (layout_search.hpp): declared | recipe | searched (empty: given to
+  // estimate_training directly); the next fastest layout of other sizes or sharding, and how much
+  // slower it trains (negative where the recipe was kept though that one was faster).
+  std::string layout_basis;
+  std::string runner_up;
+  double runner_up_slower = 0;
+  int layouts_tried = 0;
 
   bool ok() const { return status == "ok"; }
 };

@@ -1,5 +1,6 @@
 #include "models/workloads/workload.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -83,7 +84,7 @@ void check_flops(const config::ConfigNode& n, const char* key, Flops documented,
 
 LayerGroup parse_layer(const config::ConfigNode& n) {
   n.expect_only({"name", "repeat", "parameters", "trainable_parameters", "forward", "backward", "activations",
-                 "tensor_parallel", "context_parallel", "ops"});
+                 "tensor_parallel", "context_parallel", "pipeline_boundary", "ops"});
   LayerGroup l;
   l.name = n.at("name").as_string();
   if (auto r = n.find("repeat")) {
@@ -112,6 +113,8 @@ LayerGroup parse_layer(const config::ConfigNode& n) {
     cp->expect_only({"exchange"});
     l.cp_exchange = cp->at("exchange").as_positive_bytes();
   }
+  l.pipeline_boundary = l.tp_tensor;
+  if (auto b = n.find("pipeline_boundary")) l.pipeline_boundary = b->as_positive_bytes();
   return l;
 }
 
@@ -276,6 +279,35 @@ Duration parse_launch(const config::ConfigNode& n) {
   if (v == "eager") return eager_dispatch();
   if (v != "cuda_graphs") n.fail("unknown launch '" + v + "'", "valid: cuda_graphs, eager, {mode: eager, dispatch: \"20 us\"}");
   return Duration::zero();
+}
+
+std::string unsupported_split(const Workload& w, int tp, int cp, int pp) {
+  // Each split divides work the file describes; one it describes no traffic for would be free.
+  if (tp > 1) {
+    bool splits = false;
+    for (const LayerGroup& l : w.layers) {
+      const bool split_here = std::any_of(l.ops.begin(), l.ops.end(), [](const Op& o) { return o.tp_split != TpSplit::none; });
+      splits = splits || split_here;
+      if (split_here && !(l.tp_tensor.value() > 0)) {
+        return fmt::format("TP{}: {} describes no tensor-parallel traffic for '{}', whose GEMMs TP splits", tp, w.name, l.name);
+      }
+    }
+    if (!splits) return fmt::format("TP{}: {} has no GEMM that tensor parallelism splits (no tp_split)", tp, w.name);
+  }
+  if (cp > 1 && std::none_of(w.layers.begin(), w.layers.end(), [](const LayerGroup& l) { return l.cp_exchange.value() > 0; })) {
+    return fmt::format("CP{}: {} describes no context-parallel exchange", cp, w.name);
+  }
+  if (pp > 1) {
+    // A stage may end after any instance but the last one.
+    for (std::size_t i = 0; i < w.layers.size(); ++i) {
+      const bool last = i + 1 == w.layers.size();
+      if ((!last || w.layers[i].repeat > 1) && !(w.layers[i].pipeline_boundary.value() > 0)) {
+        return fmt::format("PP{}: {} gives no pipeline boundary after '{}' (key pipeline_boundary)", pp, w.name,
+                           w.layers[i].name);
+      }
+    }
+  }
+  return "";
 }
 
 }  // namespace sp::models

@@ -34,6 +34,10 @@ struct LayerGroup {
   int tp_all_gathers = 0;
   int tp_reduce_scatters = 0;
   Bytes cp_exchange;                      // context parallel: K and V of the whole sequence, per sample
+  // Pipeline parallelism: what a stage ending with this layer hands the next one, per sample
+  // (before TP and CP split it): the key `pipeline_boundary`, else the TP tensor (a transformer's
+  // hidden state), else none and no stage may end here.
+  Bytes pipeline_boundary;
 };
 
 /// What one accelerator must hold (on top of activations).
@@ -161,6 +165,12 @@ struct Workload {
 };
 
 Workload parse_workload(const config::ConfigNode& node);
+
+/// Why `w` cannot be simulated with TP `tp`, CP `cp` and PP `pp` ("" when it can): a split its
+/// file describes no traffic for. TP needs the tensor-parallel traffic of every layer whose GEMMs
+/// TP splits (and some GEMM that it splits), CP a context-parallel exchange, PP a boundary tensor
+/// after every layer instance but the last.
+std::string unsupported_split(const Workload& w, int tp, int cp, int pp);
 
 /// A `launch:` value: cuda_graphs (no dispatch cost), eager (the measured PyTorch cost per
 /// kernel), or {mode: eager, dispatch: "20 us"}; the host time per kernel it means.

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "models/training/layout_search.hpp"
+
 namespace sp {
 
 namespace {
@@ -125,14 +127,22 @@ output::Table scaling_table(const std::vector<ScalingPoint>& points) {
     for (const ScalingPoint& p : points) c.values.push_back(d.needs_ok && !p.estimate.ok() ? kNaN : d.value(p));
     t.columns.push_back(std::move(c));
   }
-  std::vector<std::string> layout, status, message, critical;
+  std::vector<std::string> layout, basis, runner_up, status, message, critical;
+  output::Column slower{"runner_up_slower", "1", "the next fastest layout's time to train / this one's - 1", false, {}, {}};
   for (const ScalingPoint& p : points) {
     critical.push_back(p.estimate.ok() ? models::describe_critical_path(p.estimate.step) : "-");
     layout.push_back(p.estimate.status == "invalid_layout" ? "-" : p.estimate.layout.describe());
+    const bool other = p.estimate.ok() && !p.estimate.runner_up.empty();
+    basis.push_back(p.estimate.ok() && !p.estimate.layout_basis.empty() ? p.estimate.layout_basis : "-");
+    runner_up.push_back(other ? p.estimate.runner_up : "-");
+    slower.values.push_back(other ? p.estimate.runner_up_slower : kNaN);
     status.push_back(p.estimate.status);
     message.push_back(p.estimate.message.empty() ? "-" : p.estimate.message);
   }
   t.columns.insert(t.columns.begin() + 4, output::text_column("layout", "parallel layout at this N", layout));
+  t.columns.insert(t.columns.begin() + 5, output::text_column("layout_basis", models::kLayoutBasis, basis));
+  t.columns.insert(t.columns.begin() + 6, output::text_column("runner_up", "the next fastest layout of other sizes", runner_up));
+  t.columns.insert(t.columns.begin() + 7, std::move(slower));
   t.columns.push_back(output::text_column("critical_path", "the step's critical path by phase", critical));
   t.columns.push_back(output::text_column("status", "ok | out_of_memory | invalid_layout", status));
   t.columns.push_back(output::text_column("message", "why a point has no time", message));
@@ -150,6 +160,7 @@ std::string console_table(const output::Table& t) {
       {"accelerators", "N", "{:.0f}", 1},
       {"global_batch", "GBS", "{:.0f}", 1},
       {"layout", "layout", "", 1},
+      {"runner_up_slower", "next %", "{:+.0f}", 100},
       {"memory_per_accelerator_gb", "mem GB", "{:.1f}", 1},
       {"step_time_s", "step ms", "{:.2f}", 1e3},
       {"compute_s", "compute", "{:.2f}", 1e3},

@@ -41,7 +41,8 @@ struct ScenarioSpec {
   int samples = 100;                  // Monte Carlo replicates for the prediction interval
   models::PowerCalibration power = models::default_power_calibration();
 
-  /// The layout spec at N: the workload's, then the scenario's overrides.
+  /// The layout spec at N: the workload's, then the scenario's overrides; declared (taken as it is)
+  /// where the scenario names a tensor, context or pipeline size.
   models::ParallelSpec parallel_spec(int accelerators) const;
   /// The sizes to search at N: the scenario's search; none when the scenario pins a tensor,
   /// context or pipeline size (for all N or this one); otherwise the workload's.

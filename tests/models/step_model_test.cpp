@@ -85,10 +85,11 @@ TEST(StepModel, SoftwareFactorsDivideTheWorkTheyCover) {
 
 TEST(StepModel, PipelineRunsOneFOneBInMPlusPMinusOneSlots) {
   // Four frozen layers of 1 ms forward and 1 ms backward per sample on PP4 (one layer a stage),
-  // 8 micro-batches of 1, transfers taking no time: 1F1B fills and drains the pipeline in
+  // 8 micro-batches of 1, transfers of 1 B taking 0.01 ns: 1F1B fills and drains the pipeline in
   // (m + p - 1) = 11 slots of F + B = 2 ms, 22 ms, of which stage 0 computes 16 ms and waits 6 ms
   // for the other stages: the bubble, (p - 1) / (m + p - 1) of the step.
   Workload w = testing::two_layer_workload(0, 0);
+  w.layers[0].pipeline_boundary = Bytes(1);
   w.layers = {w.layers[0], w.layers[0], w.layers[0], w.layers[0]};
   Platform p = testing::simple_platform();
   p.protocols[static_cast<int>(Protocol::simple)].step = {Duration::zero(), Duration::zero()};
@@ -98,11 +99,58 @@ TEST(StepModel, PipelineRunsOneFOneBInMPlusPMinusOneSlots) {
   const ParallelLayout lay = testing::layout(p, 8, 16, pp);  // DP 2, 8 micro-batches each
   ASSERT_EQ(lay.micro_batches, 8);
   const StepResult r = simulate_step(w, p, lay, 8);
-  EXPECT_EQ(r.step.ps(), milliseconds(22).ps());
+  EXPECT_NEAR(r.step.ps(), milliseconds(22).ps(), 1000);  // the 1 B transfers: ps each
   EXPECT_EQ(r.forward.ps(), milliseconds(8).ps());
   EXPECT_EQ(r.backward.ps(), milliseconds(8).ps());
-  EXPECT_EQ(r.bubble.ps(), milliseconds(6).ps());
-  EXPECT_NEAR(r.bubble / r.step, 3.0 / 11.0, 1e-12);
+  EXPECT_NEAR(r.bubble.ps(), milliseconds(6).ps(), 1000);
+  EXPECT_NEAR(r.bubble / r.step, 3.0 / 11.0, 1e-6);
+}
+
+TEST(StepModel, EachPipelineSendCarriesItsStagesBoundaryTensor) {
+  // Two frozen 1 ms layers on PP2 (one a stage), 4 micro-batches of 1 on 8 ranks: stage 0 hands
+  // on the first layer's boundary, 1 GB a sample, the second layer's (2 GB) is never sent. Stage 0
+  // and stage 1 sit in one node (pipeline peers 4 ranks apart, a 100 GB/s scale-up link, 1 us a
+  // step): every send, forward and backward, moves 1 GB in 10 ms + 1 us; stage 1 (the receiver
+  // forward, the sender backward) has 4 of them on its pipeline stream: 40.004 ms.
+  Workload w = testing::two_layer_workload(0, 0);
+  w.layers[0].pipeline_boundary = Bytes(1e9);
+  w.layers[1].pipeline_boundary = Bytes(2e9);
+  const Platform p = testing::simple_platform();
+  ParallelSpec pp;
+  pp.pipeline = 2;
+  pp.micro_batch = 1;
+  const ParallelLayout lay = testing::layout(p, 8, 16, pp);  // DP 4, 4 micro-batches each
+  ASSERT_EQ(lay.micro_batches, 4);
+  StepTrace trace;
+  simulate_step(w, p, lay, 8, Fidelity::analytic, &trace);
+  int sends = 0;
+  for (std::size_t i = 0; i < trace.graph.ops.size(); ++i) {
+    const GraphOp& op = trace.graph.ops[i];
+    if (op.phase != Phase::pp_send) continue;
+    ++sends;
+    EXPECT_EQ(op.peer, op.stage == 0 ? 1 : 0);
+    EXPECT_DOUBLE_EQ(trace.graph.comms[static_cast<std::size_t>(op.comm)].bytes.value(), 1e9);
+    EXPECT_EQ(op.work.ps(), (milliseconds(10) + microseconds(1)).ps());
+  }
+  EXPECT_EQ(sends, 8);  // 4 forward from stage 0, 4 backward from stage 1
+  // Without a boundary after the first layer no stage may end there.
+  w.layers[0].pipeline_boundary = Bytes(0);
+  EXPECT_THROW(simulate_step(w, p, lay, 8), ModelError);
+}
+
+TEST(StepModel, FlowGivesEachPipelineStageLinksOfItsOwn) {
+  // Llama2-70B LoRA at TP8 PP4 on 64 H100s: each stage's ranks have their own NVLink ports and
+  // NICs, so the stages' TP all-gathers and gradient reductions do not share a link; alone on the
+  // network the flow fidelity then gives the closed forms' step (it was 19 % slower when all
+  // stages' collectives shared one link per tier).
+  const Workload w = testing::shipped_workload("llama2_70b_lora");
+  const Platform p = testing::shipped_platform("dgx_h100");
+  ParallelSpec s = w.parallelism.for_accelerators(64);
+  s.fix_sizes({8, 1, 4});
+  const ParallelLayout lay = testing::layout(p, 64, 8, s);
+  const StepResult analytic = simulate_step(w, p, lay, 64, Fidelity::analytic);
+  const StepResult flow = simulate_step(w, p, lay, 64, Fidelity::flow);
+  EXPECT_NEAR(to_seconds(flow.step) / to_seconds(analytic.step), 1.0, 0.005);
 }
 
 TEST(StepModel, StragglersCostSigmaTimesComputeTimesTheExpectedMaximum) {
@@ -208,7 +256,8 @@ TEST(StepModel, AnEagerEvaluationWaitsForTheHostToDispatchItsKernels) {
 TEST(StepModel, LlamasEvaluationWaitsForItsAllGathersAndItsHost) {
   // The shipped file at TP4 CP2 on DGX H100s: without the eager dispatch, an evaluation forward
   // waits for exactly its 80 layers x 2 all-gathers of the micro-batch's hidden states split by
-  // CP (134,217,728 B / 2) over the TP group, one NCCL selection each; with the file's dispatch
+  // CP (134,217,728 B / 2) over the TP group, and the one before the vocabulary-parallel lm_head,
+  // one NCCL selection each; with the file's dispatch
   // it waits longer still (the host, not the GPUs, bounds it), and training's step is the same.
   const Workload file = testing::shipped_workload("llama2_70b_lora");
   const Platform p = testing::shipped_platform("dgx_h100");
@@ -219,7 +268,7 @@ TEST(StepModel, LlamasEvaluationWaitsForItsAllGathersAndItsHost) {
   graphs.evaluation.dispatch_per_kernel = Duration::zero();
   const Duration gather = select_collective(p, lay.tp_group, CollectiveOp::all_gather, Bytes(134217728.0 / 2)).time;
   const StepResult without_host = simulate_step(graphs, p, lay, 64);
-  EXPECT_EQ(without_host.evaluation_forward.waits.ps(), (gather * 160).ps());
+  EXPECT_EQ(without_host.evaluation_forward.waits.ps(), (gather * 161).ps());
   const StepResult eager = simulate_step(file, p, lay, 64);
   EXPECT_GT(eager.evaluation_forward.waits, without_host.evaluation_forward.waits);
   EXPECT_EQ(eager.evaluation_forward.compute.ps(), without_host.evaluation_forward.compute.ps());
