@@ -155,7 +155,7 @@ void parse_measured(const config::ConfigNode& n, Topology& topo) {
 
 Platform parse_platform(const config::ConfigNode& n, const Catalog& catalog) {
   n.expect_only({"name", "accelerator", "accelerators_per_node", "scale_up", "host", "scale_out", "protocols",
-                 "algorithms", "compute_jitter", "measured", "power"});
+                 "algorithms", "compute_jitter", "gpu_speed_spread", "measured", "power"});
   Platform p;
   p.name = n.at("name").as_string();
   p.accelerator = catalog.accelerator(n.at("accelerator"));
@@ -204,6 +204,10 @@ Platform parse_platform(const config::ConfigNode& n, const Catalog& catalog) {
   if (auto j = n.find("compute_jitter")) {
     p.compute_jitter = j->as_number();
     if (p.compute_jitter < 0 || p.compute_jitter > 0.5) j->fail("must be between 0 and 0.5");
+  }
+  if (auto g = n.find("gpu_speed_spread")) {
+    p.gpu_speed_spread = g->as_number();
+    if (p.gpu_speed_spread < 0 || p.gpu_speed_spread > 0.1) g->fail("must be between 0 and 0.1 (10 % between GPUs of one kind)");
   }
   if (auto m = n.find("measured")) parse_measured(*m, p.topology);
   if (auto pw = n.find("power")) p.power = parse_power(*pw);

@@ -35,6 +35,15 @@ struct Platform {
   /// Relative standard deviation of one accelerator's compute time from step to step (OS noise,
   /// clocks, thermal throttling): what stragglers are drawn from.
   double compute_jitter = 0;
+  /// Relative standard deviation of sustained speed between accelerators of one kind in one
+  /// cluster, fixed for a run (manufacturing and power management: the same SKU under the same
+  /// power cap settles at different clocks). Sinha et al., "Not All GPUs Are Created Equal"
+  /// (SC'22, arXiv 2208.11035), measured 90 % of the GPUs of Summit, Sierra-class Vortex,
+  /// Frontera, Longhorn and Corona: an average variation of 8 % (at most 22 %) on compute-bound
+  /// work, the whisker span 4 IQR / median of per-GPU iteration times (their artifact's
+  /// plot_script/plot_aggregated.py, hal-uw/gpu_variability_sc22_artifact), which is 5.4 standard
+  /// deviations of a normal: 1.5 % (at most 4.1 %). Its outliers (up to 1.5x) are faults, not this.
+  double gpu_speed_spread = 0.015;
   PlatformPower power;
 
   int accelerators_per_node() const { return topology.accelerators_per_node; }

@@ -44,6 +44,7 @@ struct GraphOp {
   int layer = -1;        // layer instance on the stage (names in StepGraph::layers), -1 none
   int micro_batch = -1;
   Duration work;         // compute: at the full rate; communication: alone on the network
+  Duration straggle;     // compute: the part of `work` the slowest rank adds (step_model.hpp)
   int comm = -1;         // communication: index into StepGraph::comms
   int peer = -1;         // pipeline send: the stage it goes to
   std::vector<std::uint32_t> deps;

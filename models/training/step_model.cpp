@@ -1,6 +1,7 @@
 #include "models/training/step_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,23 @@ void use_chunk_times(StepGraph& g, const Platform& p) {
   for (GraphOp& op : g.ops) {
     if (op.comm >= 0) op.work = time[static_cast<std::size_t>(op.comm)];
   }
+}
+
+// `text` as a JSON string literal: quotes and backslashes escaped, control characters as \uXXXX
+// (layer names come from workload files).
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
 }
 
 // The stage whose compute stream ends last.
@@ -56,7 +74,8 @@ void attribute(const StepGraph& g, const Execution& x, StepResult& r) {
       case StreamKind::compute: break;
     }
     if (op.stream != StreamKind::compute) continue;
-    (op.phase == Phase::forward ? r.forward : op.phase == Phase::backward ? r.backward : r.optimizer) += op.work;
+    (op.phase == Phase::forward ? r.forward : op.phase == Phase::backward ? r.backward : r.optimizer) += op.work - op.straggle;
+    r.straggler += op.straggle;
     r.interference += busy - op.work;
     const Duration wait = span.start - free;
     free = span.end;
@@ -109,10 +128,22 @@ void critical_path(const StepGraph& g, const Execution& x, StepResult& r) {
 
 }  // namespace
 
+double straggler_factor(const Platform& p, int accelerators) {
+  return std::sqrt(p.gpu_speed_spread * p.gpu_speed_spread + p.compute_jitter * p.compute_jitter) *
+         max_of_normals(accelerators).mean;
+}
+
 StepResult simulate_step(const Workload& w, const Platform& p, const ParallelLayout& lay, int accelerators,
                          Fidelity fidelity, StepTrace* trace) {
   StepGraph g = build_step_graph(w, p, lay);
   if (fidelity == Fidelity::chunk) use_chunk_times(g, p);
+  // The slowest rank's compute: every compute operation longer by the expected maximum of N.
+  const double slower = straggler_factor(p, accelerators);
+  for (GraphOp& op : g.ops) {
+    if (op.comm >= 0 || !(slower > 0)) continue;
+    op.straggle = scale(op.work, slower);
+    op.work += op.straggle;
+  }
   const Execution x = execute_step(g, p, fidelity == Fidelity::flow ? Fidelity::flow : Fidelity::analytic);
   StepResult r;
   attribute(g, x, r);
@@ -124,12 +155,10 @@ StepResult simulate_step(const Workload& w, const Platform& p, const ParallelLay
   const Duration compute = r.forward + r.backward;
   const double peak = p.accelerator.training_peak(w.precision)->value();
   r.compute_efficiency = compute > Duration::zero() ? g.flops_per_step.value() / (to_seconds(compute) * peak) : 0;
-  // Stragglers: every rank's compute is jittered; the step waits for the slowest of N.
-  r.straggler = scale(r.jittered_compute, p.compute_jitter * max_of_normals(accelerators).mean);
   // The eager host path runs before the step's graph-captured work can start: serial with it.
   r.host = w.host_per_step;
-  r.step = (x.end - SimTime::zero()) + r.straggler + r.host;
-  if (trace) *trace = StepTrace{std::move(g), x};
+  r.step = (x.end - SimTime::zero()) + r.host;
+  if (trace) *trace = StepTrace{std::move(g), x, r.host};
   return r;
 }
 
@@ -152,7 +181,15 @@ std::string describe_critical_path(const StepResult& r) {
 
 std::string chrome_trace(const StepTrace& t) {
   const StepGraph& g = t.graph;
+  // The host's time per step comes first (the eager path before the graph-captured work): its own
+  // process, and every operation after it.
+  const double host_us = to_seconds(t.host) * 1e6;
   std::string j = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  j += fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"args\":{{\"name\":\"host\"}}}},\n", g.stages);
+  if (host_us > 0) {
+    j += fmt::format("{{\"ph\":\"X\",\"name\":\"host per step\",\"cat\":\"host\",\"pid\":{},\"tid\":0,\"ts\":0.000,\"dur\":{:.3f}}},\n",
+                     g.stages, host_us);
+  }
   for (int s = 0; s < g.stages; ++s) {
     j += fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"args\":{{\"name\":\"stage {}\"}}}},\n", s, s);
     for (int k = 0; k < kStreamKinds; ++k) {
@@ -166,9 +203,11 @@ std::string chrome_trace(const StepTrace& t) {
     std::string name = phase_name(op.phase);
     if (op.layer >= 0) name += " " + g.layers[static_cast<std::size_t>(op.layer)];
     if (op.micro_batch >= 0) name += fmt::format(" mb{}", op.micro_batch);
-    j += fmt::format("{{\"ph\":\"X\",\"name\":\"{}\",\"cat\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{:.3f},\"dur\":{:.3f}}}{}\n",
-                     name, phase_name(op.phase), op.stage, static_cast<int>(op.stream),
-                     to_seconds(sp.start - SimTime::zero()) * 1e6, to_seconds(sp.end - sp.start) * 1e6,
+    const std::string args =
+        op.straggle > Duration::zero() ? fmt::format(",\"args\":{{\"straggler_us\":{:.3f}}}", to_seconds(op.straggle) * 1e6) : "";
+    j += fmt::format("{{\"ph\":\"X\",\"name\":{},\"cat\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{:.3f},\"dur\":{:.3f}{}}}{}\n",
+                     json_string(name), phase_name(op.phase), op.stage, static_cast<int>(op.stream),
+                     host_us + to_seconds(sp.start - SimTime::zero()) * 1e6, to_seconds(sp.end - sp.start) * 1e6, args,
                      i + 1 < g.ops.size() ? "," : "");
   }
   return j + "]}\n";

@@ -1,7 +1,12 @@
 // One training step, simulated: its op graph per pipeline stage (step_graph.hpp) played on the
-// event engine (step_executor.hpp), communication at the chosen fidelity. From the timeline:
-//  - the step's time: the last operation's end, plus the expected wait for the slowest of N ranks
-//    (sigma x compute x E[max of N normals], stragglers.hpp);
+// event engine (step_executor.hpp), communication at the chosen fidelity. The rank the graph
+// stands for is the slowest of N: every collective, and so the step, waits for it. Each
+// accelerator's speed differs from the kind's by a persistent spread between GPUs
+// (Platform::gpu_speed_spread) and a step-to-step jitter (compute_jitter), independent normals;
+// each step the slowest of N is sigma x E[max of N standard normals] slower (stragglers.hpp),
+// sigma = sqrt(spread^2 + jitter^2), so every compute operation of the graph runs that much longer
+// (GraphOp::straggle), where collectives and the pipeline can or cannot hide it. From the timeline:
+//  - the step's time: the last operation's end, after the host's time per step;
 //  - where it went, on the stage that ends last, whose compute stream is always either busy or
 //    waiting: compute at the full rate (forward, backward, optimizer), its slowdown while
 //    communication held SMs (interference), and each wait attributed to what it waited for: a
@@ -35,12 +40,12 @@ struct StepResult {
   Duration bubble;            // compute waiting for pipeline transfers
   Duration exposed_tensor_parallel;  // compute waiting for TP/CP communication
   Duration exposed_communication;    // compute waiting for any communication (TP, CP, DP)
-  Duration straggler;         // expected wait for the slowest rank
+  Duration straggler;         // compute of the slowest rank beyond the kind's (its operations' straggle)
   Duration host;              // the step's host time the accelerator waits for (Workload::host_per_step)
   Duration tensor_parallel;   // TP and CP communication time (busy, overlapped or not)
   Duration communication;     // data-parallel collectives (gradients, parameter gathers), busy
   Duration pipeline_transfer; // pipeline sends, busy
-  Duration jittered_compute;  // compute subject to per-rank jitter (per step)
+  Duration jittered_compute;  // compute subject to per-rank spread and jitter (per step, slowest stage)
   MicroBatchForward evaluation_forward;  // one micro-batch's evaluation forward (StepGraph)
   std::array<Duration, kPhases> critical;  // the critical path's time, by Phase
   double compute_efficiency = 0;   // model FLOPs / (compute time x peak): MFU of the compute alone
@@ -52,7 +57,11 @@ struct StepResult {
 struct StepTrace {
   StepGraph graph;
   Execution execution;
+  Duration host;  // the host's time per step, before the graph's operations
 };
+
+/// How much longer the slowest of N ranks computes than the kind: sigma x E[max of N normals].
+double straggler_factor(const Platform& platform, int accelerators);
 
 StepResult simulate_step(const Workload& workload, const Platform& platform, const ParallelLayout& layout,
                          int accelerators, Fidelity fidelity = Fidelity::analytic, StepTrace* trace = nullptr);
@@ -61,7 +70,8 @@ StepResult simulate_step(const Workload& workload, const Platform& platform, con
 std::string describe_critical_path(const StepResult& r);
 
 /// The timeline as Chrome trace JSON (chrome://tracing, Perfetto): a process per pipeline stage, a
-/// thread per stream, an event per operation, times in microseconds.
+/// thread per stream, an event per operation (its straggler time as an argument), and the host's
+/// time per step first, times in microseconds.
 std::string chrome_trace(const StepTrace& trace);
 
 }  // namespace sp::models

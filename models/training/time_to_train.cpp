@@ -82,10 +82,16 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
   RngStream convergence(seed, point, "convergence");
   RngStream stragglers(seed, point, "stragglers");
   RngStream model(seed, point, "model_error");
-  // Per step the slowest rank costs sigma x compute x M_N. Over s steps the sum of M_N is close
-  // to normal (central limit), with the order statistic's own mean and variance.
+  // The slowest rank costs the step e.step.straggler on average (sigma x M_N of its compute, as the
+  // graph hides it or not). Its two parts vary differently over a run: the persistent spread
+  // between GPUs is one draw of M_N for the whole run (the same GPU is the slowest every step),
+  // the jitter a fresh one each step, whose sum over s steps is close to normal (central limit).
   const MaxMoments m = max_of_normals(e.accelerators);
-  const double per_unit = to_seconds(e.step.jittered_compute) * p.compute_jitter;
+  const double sigma = std::sqrt(p.gpu_speed_spread * p.gpu_speed_spread + p.compute_jitter * p.compute_jitter);
+  const double per_step = to_seconds(e.step.straggler);
+  const double relative_sd = m.mean > 0 ? std::sqrt(m.variance) / m.mean : 0;  // of one draw of M_N
+  const double persistent = sigma > 0 ? p.gpu_speed_spread / sigma * relative_sd : 0;
+  const double jitter = sigma > 0 ? p.compute_jitter / sigma * relative_sd : 0;
   const double base_step = to_seconds(e.step.step - e.step.straggler);
   const double gbs = static_cast<double>(e.global_batch);
   // Evaluations grow with the samples a run trains; the scoring after the last one and the
@@ -105,7 +111,8 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
           observe(std::max(gbs, convergence.normal(seen.continuous_mean, seen.stdev)), seen.interval);
       trained[r] = converge;
       const double steps = converge / gbs;
-      const double waits = per_unit * (steps * m.mean + std::sqrt(steps * m.variance) * stragglers.normal(0.0, 1.0));
+      const double waits = per_step * (steps * (1 + persistent * stragglers.normal(0.0, 1.0)) +
+                                       std::sqrt(steps) * jitter * stragglers.normal(0.0, 1.0));
       run = steps * base_step + std::max(0.0, waits) + converge * eval_per_sample + once;
     }
     // RCP normalisation: runs faster than the reference on the olympic mean are scaled up to it.

@@ -36,6 +36,7 @@ std::string csv_field(const std::string& s) {
 std::string format_cell(const Column& c, std::size_t i) {
   if (c.is_text()) return csv_field(c.text[i]);
   const double v = c.values[i];
+  if (std::isnan(v)) return "";  // no value (a point that did not run, a layout without a runner-up)
   if (c.integer) return fmt::format("{}", static_cast<long long>(std::llround(v)));
   return fmt::format("{}", v);
 }

@@ -31,7 +31,8 @@ struct Table {
 Column text_column(std::string name, std::string description, std::vector<std::string> text);
 
 /// Text of row `i` as written to CSV: integers exactly, reals in the shortest form that reads
-/// back to the same double (identical on every platform), text quoted when it must be.
+/// back to the same double (identical on every platform), NaN (no value) as an empty cell, text
+/// quoted when it must be.
 std::string format_cell(const Column& c, std::size_t i);
 
 /// A text cell, quoted when it must be (commas, quotes, newlines).

@@ -155,7 +155,8 @@ TEST(StepModel, TheStepIsItsComputeInterferenceWaitsAndStragglers) {
     EXPECT_EQ(parts.ps(), r.step.ps()) << name;
     Duration critical;
     for (const Duration& d : r.critical) critical += d;
-    EXPECT_EQ(critical.ps(), (r.step - r.straggler - r.host).ps()) << name;  // a path with no gaps
+    EXPECT_EQ(critical.ps(), (r.step - r.host).ps()) << name;  // a path with no gaps, the slowest rank's
+    EXPECT_GT(r.straggler, Duration::zero()) << name;
   }
 }
 

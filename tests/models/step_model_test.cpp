@@ -3,6 +3,7 @@
 #include "models/collective/collective.hpp"
 #include "models/training/buckets.hpp"
 #include "models/training/step_model.hpp"
+#include "models/training/stragglers.hpp"
 #include "test_fixtures.hpp"
 
 namespace sp::models {
@@ -154,13 +155,38 @@ TEST(StepModel, FlowGivesEachPipelineStageLinksOfItsOwn) {
 }
 
 TEST(StepModel, StragglersCostSigmaTimesComputeTimesTheExpectedMaximum) {
-  // sigma 2 %, 8 ranks: E[max of 8 normals] = 1.4236; compute 5 ms -> 5 x 0.02 x 1.4236 ms.
+  // sigma 2 %, 8 ranks: E[max of 8 normals] = 1.4236; compute 5 ms (1 ms forward, 2 + 2 ms
+  // backward, nothing to hide behind) -> 5 x 0.02 x 1.4236 ms, inside the step.
   const Workload w = testing::two_layer_workload(0, 1);
   Platform p = testing::simple_platform();
   p.compute_jitter = 0.02;
-  const StepResult r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
+  StepResult r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
   EXPECT_NEAR(to_seconds(r.straggler), 5e-3 * 0.02 * 1.4236, 1e-7);
   EXPECT_EQ((r.step - r.straggler).ps(), milliseconds(5).ps());
+  // The spread between GPUs and the jitter are independent normals: sigma = sqrt(1.5^2 + 2^2) % =
+  // 2.5 %. One rank waits for nobody.
+  p.gpu_speed_spread = 0.015;
+  r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
+  EXPECT_NEAR(to_seconds(r.straggler), 5e-3 * 0.025 * 1.4236, 1e-7);
+  EXPECT_NEAR(straggler_factor(p, 8), 0.025 * 1.4236, 1e-5);
+  EXPECT_EQ(straggler_factor(p, 1), 0.0);
+}
+
+TEST(StepModel, AStragglerHidesWhereCollectivesWaitAnyway) {
+  // The slowest rank's extra compute is simulated in the graph: where the step waits for a long
+  // gradient all-reduce after the backward, only the part of the stretch that delays the
+  // reduction's start shows. Two layers, 1 + 2 ms then 1 + 2 ms, large gradients (exposed); the
+  // stretch of 5 ms x sigma M_N delays the last bucket's start by as much, and the step by the
+  // same: it cannot hide behind its own reduction, which starts only when the backward ends.
+  Workload w = testing::two_layer_workload(1'000'000'000, 1'000'000'000);
+  Platform p = testing::simple_platform();
+  const StepResult even = simulate_step(w, p, testing::layout(p, 16, 16), 16);
+  p.gpu_speed_spread = 0.02;
+  const StepResult slow = simulate_step(w, p, testing::layout(p, 16, 16), 16);
+  const double stretch = 0.02 * max_of_normals(16).mean;
+  EXPECT_NEAR(to_seconds(slow.straggler), to_seconds(even.forward + even.backward + even.optimizer) * stretch, 1e-9);
+  EXPECT_GT(slow.step, even.step);
+  EXPECT_LE(slow.step - even.step, slow.straggler);
 }
 
 TEST(StepModel, DistributedOptimizerMovesWhatAnAllReduceMoves) {
