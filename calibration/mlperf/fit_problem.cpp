@@ -59,7 +59,7 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
     p.row = r;
     p.workload = *catalog.find_workload(r.benchmark);
     const models::Accelerator a = *catalog.find_accelerator(r.accelerator);
-    p.platform = platforms.for_system(a, r.accelerators_per_node);
+    p.platform = sp.platform;  // the one predict_system chose (a named cluster's, or its kind's)
     p.gbs = sp.global_batch;
     p.spec = spec_of(sp.estimate.layout);
     p.system = r.system();

@@ -59,6 +59,9 @@ struct MlperfResult {
   // context_parallel, pipeline_parallel; e.g. Lambda's config_1cc_2x8x2xtp4pp1cp1.sh): part of the
   // system's description, like its global batch. Empty: the workload file's rule or search.
   std::optional<int> tensor_parallel, context_parallel, pipeline_parallel;
+  // The platform file (scenarios/platforms, by name) describing the cluster it ran on where one is
+  // shipped for it (column `platform`); empty: the reference platform of its kind and node size.
+  std::string platform;
   std::vector<PhaseObservation> phases;
 };
 

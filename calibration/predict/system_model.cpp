@@ -19,7 +19,25 @@ PlatformCatalog::PlatformCatalog(const models::Catalog& catalog) : catalog_(cata
     if (e.path().extension() == ".yaml" && e.path().stem() != "nccl_protocols") files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
-  for (const auto& f : files) platforms_.push_back(models::parse_platform(config::load_file(f.string()), catalog));
+  for (const auto& f : files) {
+    platforms_.push_back(models::parse_platform(config::load_file(f.string()), catalog));
+    names_.push_back(f.stem().string());
+  }
+}
+
+std::optional<models::Platform> PlatformCatalog::named(const std::string& name, const models::Accelerator& a, int per_node,
+                                                       std::string& why) const {
+  const auto it = std::find(names_.begin(), names_.end(), name);
+  if (it == names_.end()) {
+    why = "unknown platform '" + name + "' (scalepoint list platforms)";
+    return std::nullopt;
+  }
+  const models::Platform& p = platforms_[static_cast<std::size_t>(it - names_.begin())];
+  if (p.accelerator.name != a.name) {
+    why = "platform '" + name + "' has " + p.accelerator.name + ", the row " + a.name;
+    return std::nullopt;
+  }
+  return resize_node(p, per_node);
 }
 
 models::Platform resize_node(models::Platform p, int per_node) {
@@ -64,7 +82,7 @@ models::Platform generic_platform(const models::Accelerator& a, int per_node, co
 models::Platform PlatformCatalog::for_system(const models::Accelerator& a, int per_node) const {
   const models::Platform* same_kind = nullptr;
   for (const models::Platform& p : platforms_) {
-    if (p.accelerator.name != a.name) continue;
+    if (p.accelerator.name != a.name || !p.site.empty()) continue;
     if (p.accelerators_per_node() == per_node) return p;
     // Otherwise the platform of this kind whose node is closest in size.
     if (!same_kind || std::abs(p.accelerators_per_node() - per_node) <
@@ -141,7 +159,14 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
     return fail("error", fmt::format("{} accelerators are not whole nodes of {}", row.accelerators,
                                      row.accelerators_per_node));
   }
-  std::optional<models::Platform> p = in.platforms.for_system(*a, row.accelerators_per_node);
+  std::optional<models::Platform> p;
+  if (row.platform.empty()) {
+    p = in.platforms.for_system(*a, row.accelerators_per_node);
+  } else {
+    std::string why;
+    p = in.platforms.named(row.platform, *a, row.accelerators_per_node, why);
+    if (!p) return fail("error", why);
+  }
   if (!a->training_peak(w->precision)) return fail("error", a->name + " has no peak usable for " + w->precision);
   out.peak_flops = a->training_peak(w->precision)->value();
   // The software the row ran (its framework column) decides which calibrated levels and host

@@ -19,13 +19,19 @@ namespace sp::calibration {
 class PlatformCatalog {
  public:
   explicit PlatformCatalog(const models::Catalog& catalog);
-  /// The platform for `accelerator` with `per_node` accelerators per node: a shipped platform
-  /// of that kind and size, or one of that kind resized, or (no platform file uses the kind) one
-  /// built from its hardware file's typical node (generic_platform).
+  /// The platform for `accelerator` with `per_node` accelerators per node: a shipped reference
+  /// platform of that kind and size (one without a `site`), or one of that kind resized, or (no
+  /// platform file uses the kind) one built from its hardware file's typical node
+  /// (generic_platform).
   models::Platform for_system(const models::Accelerator& accelerator, int per_node) const;
+  /// The shipped platform `name` (a file stem of scenarios/platforms) resized to `per_node`, for
+  /// a system of kind `accelerator`; nullopt with `why` when there is none or it is of another kind.
+  std::optional<models::Platform> named(const std::string& name, const models::Accelerator& accelerator, int per_node,
+                                        std::string& why) const;
 
  private:
   std::vector<models::Platform> platforms_;
+  std::vector<std::string> names_;  // file stems, parallel to platforms_
   const models::Catalog& catalog_;
 };
 

@@ -87,6 +87,12 @@ Tier parse_scale_out(const config::ConfigNode& n, const Accelerator& a, int per_
     if (t.oversubscription < 1) x->fail("must be at least 1 (1 = non-blocking)");
   }
   if (auto x = n.find("nodes_per_leaf")) t.nodes_per_leaf = x->as_count();
+  // Oversubscription divides a leaf switch's uplinks; without the leaf's size there are none to
+  // divide (one non-blocking switch), and a value would change nothing silently.
+  if (t.oversubscription > 1 && t.nodes_per_leaf == 0) {
+    n.at("oversubscription").fail("oversubscription needs nodes_per_leaf (the nodes under one leaf switch, whose uplinks it divides)",
+                                  "set scale_out.nodes_per_leaf, e.g. 32 for a DGX SuperPOD scalable unit");
+  }
   t.reduction = parse_reduction(n, "sharp");
   parse_communication_sms(n, a, t);
   return t;
@@ -154,10 +160,11 @@ void parse_measured(const config::ConfigNode& n, Topology& topo) {
 }  // namespace
 
 Platform parse_platform(const config::ConfigNode& n, const Catalog& catalog) {
-  n.expect_only({"name", "accelerator", "accelerators_per_node", "scale_up", "host", "scale_out", "protocols",
+  n.expect_only({"name", "site", "accelerator", "accelerators_per_node", "scale_up", "host", "scale_out", "protocols",
                  "algorithms", "compute_jitter", "gpu_speed_spread", "measured", "power"});
   Platform p;
   p.name = n.at("name").as_string();
+  if (auto s = n.find("site")) p.site = s->as_string();
   p.accelerator = catalog.accelerator(n.at("accelerator"));
   int per_node = p.accelerator.typical_accelerators_per_node;
   if (auto a = n.find("accelerators_per_node")) per_node = a->as_count();

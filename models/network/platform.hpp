@@ -26,6 +26,10 @@ struct PlatformPower {
 
 struct Platform {
   std::string name;
+  // Who operates it where the file describes one operator's cluster ("Microsoft Azure", "Oracle
+  // Cloud"): such a platform is used only where named (a result row's platform column, a
+  // scenario), never as the default for its accelerator kind. Empty: a reference node design.
+  std::string site;
   Accelerator accelerator;
   Topology topology;
   std::array<ProtocolCosts, 3> protocols;  // indexed by Protocol

@@ -152,6 +152,30 @@ TEST(SystemModel, ARowsDeclaredLayoutReplacesTheSearch) {
   }
 }
 
+TEST(SystemModel, AClusterPlatformIsUsedWhereARowNamesIt) {
+  // Oracle's RoCE cluster (16 x 200 Gb/s a node) is one operator's platform: an H100 row without a
+  // platform gets the reference DGX H100 (8 x 400 Gb/s), one naming it gets Oracle's, and a name
+  // of another kind or of no file is an error that says so.
+  const PlatformCatalog platforms(catalog());
+  const SystemModelInputs in{catalog(), platforms, models::Calibration{}, 0, 1};
+  MlperfResult row = system_row("llama2_70b_lora", "NVIDIA H100-SXM5-80GB", 64, 8);
+  row.global_batch = 8;
+  SystemPrediction p = predict_system(row, in);
+  ASSERT_EQ(p.status, "ok") << p.message;
+  EXPECT_EQ(p.platform.name, "DGX H100");
+  row.platform = "oci_bm_gpu_h100_8";
+  p = predict_system(row, in);
+  ASSERT_EQ(p.status, "ok") << p.message;
+  EXPECT_EQ(p.platform.name, "OCI BM.GPU.H100.8");
+  EXPECT_EQ(p.platform.topology.tiers.back().nics_per_node, 16);
+  row.platform = "azure_nd_h200_v5";
+  p = predict_system(row, in);
+  EXPECT_EQ(p.status, "error");
+  EXPECT_NE(p.message.find("has H200-SXM5-141GB, the row H100-SXM5-80GB"), std::string::npos) << p.message;
+  row.platform = "nosuch";
+  EXPECT_NE(predict_system(row, in).message.find("unknown platform 'nosuch'"), std::string::npos);
+}
+
 TEST(SystemModel, RowsItCannotModelSayWhy) {
   const PlatformCatalog platforms(catalog());
   const SystemModelInputs in{catalog(), platforms, models::Calibration{}, 0, 1};

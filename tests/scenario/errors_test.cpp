@@ -94,6 +94,10 @@ TEST(BadScenario, OverridesAreReportedAtTheArgument) {
       {{"good.yaml", {"platform.power.switch=\"5 GB/s\""}}, "platform.power.switch: \"5 GB/s\" is a bandwidth"},
       {{"good.yaml", {"platform.power.psu_efficiency=1.2"}}, "platform.power.psu_efficiency: must be above 0.5 and at most 1"},
       {{"good.yaml", {"platform.power.switch_radix=1"}}, "platform.power.switch_radix: must be between 2 and 4096 ports"},
+      // Oversubscription divides a leaf's uplinks: without leaves it would change nothing, silently.
+      {{"good.yaml", {"platform.scale_out.oversubscription=4"}},
+       "platform.scale_out.oversubscription: oversubscription needs nodes_per_leaf"},
+      {{"good.yaml", {"platform.gpu_speed_spread=0.2"}}, "platform.gpu_speed_spread: must be between 0 and 0.1"},
       // A layout recipe for smaller parts: sizes only, each a count.
       {{"good.yaml", {"parallelism.otherwise=[]"}}, "parallelism.otherwise: needs at least one layout"},
       {{"good.yaml", {"parallelism.otherwise=[{tensor: 0}]"}}, "parallelism.otherwise[0].tensor: must be at least 1"},
