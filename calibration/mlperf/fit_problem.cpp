@@ -21,15 +21,19 @@ constexpr double kPhaseSd = 0.15;
 double logit(double p) { return std::log(p / (1 - p)); }
 double logistic(double u) { return 1 / (1 + std::exp(-u)); }
 
-// A workload's software efficiency lives in its plausible range [lo, hi]: a logistic on the log
-// scale, so the fit can approach but never leave it.
+// A quantity that lives in its plausible range [lo, hi] (a workload's software efficiency, its
+// host time per step): a logistic on the log scale, so the fit can approach but never leave it.
+double bounded(double u, double lo, double hi) { return lo * std::pow(hi / lo, logistic(u)); }
+double bounded_parameter(double v, double lo, double hi) { return logit(std::log(v / lo) / std::log(hi / lo)); }
 double efficiency_of(double u, const models::Workload& w) {
-  return w.software_efficiency_min * std::pow(w.software_efficiency_max / w.software_efficiency_min, logistic(u));
+  return bounded(u, w.software_efficiency_min, w.software_efficiency_max);
 }
 double efficiency_parameter(const models::Workload& w) {
-  return logit(std::log(w.software_efficiency / w.software_efficiency_min) /
-               std::log(w.software_efficiency_max / w.software_efficiency_min));
+  return bounded_parameter(w.software_efficiency, w.software_efficiency_min, w.software_efficiency_max);
 }
+// The host time per step of another software stack's code than the files describe (maxdiffusion
+// on JAX, tinygrad): from a single host synchronisation (0.1 ms) to a second of host work a step.
+constexpr double kOtherStackHostMin = 1e-4, kOtherStackHostMax = 1.0;
 
 }  // namespace
 
@@ -82,11 +86,16 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
                             static_cast<int>(k), {}}));
     }
     if (p.workload.host_per_step > Duration{}) {
-      // The fixed host time of the code the row ran: the files' (NVIDIA's) or its own stack's,
-      // with the files' value as the prior either way.
+      // The fixed host time of the code the row ran: the files' (NVIDIA's) within the file's
+      // range, or its own stack's within kOtherStack*, with the files' value as the prior either way.
       const std::string on = p.stack == models::Workload::kDescribedStack ? "" : p.stack;
-      p.deps.push_back(add({K::host_per_step, p.workload.name, w, std::log(to_seconds(p.workload.host_per_step)),
-                            prior_sd, -1, on}));
+      const double lo = on.empty() ? to_seconds(p.workload.host_per_step_min) : kOtherStackHostMin;
+      const double hi = on.empty() ? to_seconds(p.workload.host_per_step_max) : kOtherStackHostMax;
+      Parameter q{K::host_per_step, p.workload.name, w, bounded_parameter(to_seconds(p.workload.host_per_step), lo, hi),
+                  prior_sd, -1, on};
+      q.lo = lo;
+      q.hi = hi;
+      p.deps.push_back(add(q));
     }
     p.family = a.family + "/" + p.stack;
     // Every level gets a parameter; fit() holds those of its reference at 0.
@@ -118,7 +127,7 @@ models::Workload FitProblem::with(const PreparedRow& r, const Eigen::VectorXd& x
       case Parameter::Kind::evaluation_cost:
         w.evaluation.*models::kEvaluationCosts[static_cast<std::size_t>(q.cost)].member = seconds(std::exp(x[i]));
         break;
-      case Parameter::Kind::host_per_step: w.host_per_step = seconds(std::exp(x[i])); break;
+      case Parameter::Kind::host_per_step: w.host_per_step = seconds(bounded(x[i], q.lo, q.hi)); break;
       default: log_scale += x[i];
     }
   }
@@ -282,7 +291,8 @@ models::Calibration FitProblem::calibration(const Fit& f) const {
     }
     if (q.kind == Parameter::Kind::host_per_step) {
       models::WorkloadCurve& curve = c.workloads[q.name];
-      (q.stack.empty() ? curve.host_per_step.emplace() : curve.host_per_step_on[q.stack]) = seconds(std::exp(f.x[i]));
+      (q.stack.empty() ? curve.host_per_step.emplace() : curve.host_per_step_on[q.stack]) =
+          seconds(bounded(f.x[i], q.lo, q.hi));
     }
   }
   // A level's uncertainty is that of the sum of the levels down to it (they are correlated: one

@@ -3,8 +3,10 @@
 // weak prior per parameter. Parameters, each physical and bounded by its transform:
 //  - per workload, software_efficiency within the file's plausible range (a logistic on the log
 //    scale): how fast its MLPerf implementation runs relative to its ops as described;
-//  - per workload, the per-evaluation overhead, per-evaluation-batch overhead, host work,
-//    asynchronous scoring and host time per training step where its file has them (log):
+//  - per workload, the host time per training step where its file has it, within the file's
+//    plausible range (a logistic on the log scale, as the efficiency);
+//  - per workload, the per-evaluation overhead, per-evaluation-batch overhead, host work and
+//    asynchronous scoring where its file has them (log):
 //    quantities once read off single rows, now fitted so that a row left out leaves them out too;
 //  - per software stack, architecture family on a stack, and accelerator kind with rows (log):
 //    the software efficiency beyond what kernel costs explain, relative to a reference, with
@@ -36,6 +38,7 @@ struct Parameter {
   double sd = 2;      // width, in the transformed space
   int cost = -1;      // for an evaluation cost, its index in models::kEvaluationCosts
   std::string stack;  // for a host time per step: the stack whose code it is, empty for the files'
+  double lo = 0, hi = 0;  // for a host time per step: its plausible range in seconds (a logistic on log)
 };
 
 // A row resolved once: its workload, platform, batch and layout do not depend on the parameters.

@@ -211,9 +211,23 @@ Workload parse_workload(const config::ConfigNode& n) {
   w.optimizer_traffic_per_parameter = n.at("optimizer_traffic_per_parameter").as_bytes();
   w.tokens_per_sample = n.at("tokens_per_sample").as_positive_number();
   const config::ConfigNode compute = n.at("compute");
-  compute.expect_only({"software_efficiency", "software_efficiency_range", "launch", "host_per_step"});
+  compute.expect_only({"software_efficiency", "software_efficiency_range", "launch", "host_per_step", "host_per_step_range"});
   if (auto l = compute.find("launch")) w.dispatch_per_kernel = parse_launch(*l);
-  if (auto h = compute.find("host_per_step")) w.host_per_step = h->as_nonnegative_duration();
+  if (auto h = compute.find("host_per_step")) {
+    w.host_per_step = h->as_nonnegative_duration();
+    // A fitted quantity needs its plausible range, as the software efficiency does.
+    const config::ConfigNode hr = compute.at("host_per_step_range");
+    const auto hb = hr.elements();
+    if (hb.size() != 2) hr.fail("needs [min, max], e.g. [\"0.1 ms\", \"30 ms\"]");
+    w.host_per_step_min = hb[0].as_nonnegative_duration();
+    w.host_per_step_max = hb[1].as_nonnegative_duration();
+    if (!(Duration::zero() < w.host_per_step_min && w.host_per_step_min < w.host_per_step &&
+          w.host_per_step < w.host_per_step_max)) {
+      hr.fail("must be positive and contain host_per_step strictly inside [min, max]");
+    }
+  } else if (auto hr = compute.find("host_per_step_range")) {
+    hr->fail("only with host_per_step");
+  }
   w.software_efficiency = compute.at("software_efficiency").as_positive_number();
   const config::ConfigNode range = compute.at("software_efficiency_range");
   const auto bounds = range.elements();

@@ -132,8 +132,9 @@ struct Workload {
   // Host time per training step the accelerator waits for, beside the kernels and collectives
   // the op graph simulates: the step's eager path (batch handoff, per-sample set-up, a host
   // synchronisation) around graph-captured compute. Fitted where the file sets it (compute
-  // `host_per_step`); zero otherwise.
+  // `host_per_step`), within its plausible range (`host_per_step_range`); zero otherwise.
   Duration host_per_step;
+  Duration host_per_step_min, host_per_step_max;
   // The software stack whose MLPerf code the workload files describe (NVIDIA's): their
   // host_per_step is that code's; another stack runs other code (maxdiffusion on JAX, tinygrad).
   static constexpr const char* kDescribedStack = "nvidia";

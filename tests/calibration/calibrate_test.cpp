@@ -423,7 +423,28 @@ TEST(Calibrate, HostTimePerStepIsThatOfTheCodeTheStackRuns) {
   };
   EXPECT_EQ(host_parameter("TPU-v5p").stack, "jax");
   EXPECT_EQ(host_parameter("H100-SXM5-80GB").stack, "");
-  EXPECT_DOUBLE_EQ(host_parameter("TPU-v5p").prior, std::log(0.002));
+  // Each is bounded by its plausible range, a logistic on the log scale: the files' code by the
+  // file's [0.1 ms, 30 ms], other code by [0.1 ms, 1 s]; the prior's centre is the file's 2 ms,
+  // at log(2 ms / 0.1 ms) / log(30 / 0.1) = 0.52522 of the way: logit 0.1010.
+  const Parameter gpu = host_parameter("H100-SXM5-80GB"), tpu = host_parameter("TPU-v5p");
+  EXPECT_DOUBLE_EQ(gpu.lo, 1e-4);
+  EXPECT_DOUBLE_EQ(gpu.hi, 0.03);
+  EXPECT_DOUBLE_EQ(tpu.hi, 1.0);
+  const double share = std::log(20.0) / std::log(300.0);
+  EXPECT_NEAR(gpu.prior, std::log(share / (1 - share)), 1e-12);
+  EXPECT_NEAR(gpu.prior, 0.1010, 1e-4);
+  // However far the fit pushes the parameter, the host time stays inside the range.
+  FitProblem::Fit far;
+  far.x = pb.prior();
+  far.seen.assign(pb.parameters().size(), true);
+  far.covariance = Eigen::MatrixXd::Identity(far.x.size(), far.x.size());
+  for (std::size_t k = 0; k < pb.parameters().size(); ++k) {
+    if (pb.parameters()[k].kind == Parameter::Kind::host_per_step) far.x[static_cast<Eigen::Index>(k)] = 40;
+  }
+  const models::Calibration high = pb.calibration(far);
+  EXPECT_LE(to_seconds(*high.workloads.at("stable_diffusion").host_per_step), 0.03);
+  EXPECT_GT(to_seconds(*high.workloads.at("stable_diffusion").host_per_step), 0.0299);
+  EXPECT_LE(to_seconds(high.workloads.at("stable_diffusion").host_per_step_on.at("jax")), 1.0);
 }
 
 TEST(Calibrate, ModelErrorLeavesOutKindsTheHeldOutFitHadNotSeen) {
