@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--platform", run.platform,
                       "replace the scenario's platform (a name in scenarios/platforms, or a file such as a "
                       "calibrate network output)");
+  run_cmd->add_option("--anchor", run.anchor,
+                      "a measured time to train at one accelerator count, N=TIME (e.g. 8=28.2min): sets the system's "
+                      "software level before the scaling is predicted (the scenario's anchor key)");
   run_cmd->add_flag("--quiet,-q", run.quiet, "print nothing but errors");
 
   sp::cli::CollectiveOptions coll;

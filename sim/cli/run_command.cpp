@@ -24,6 +24,11 @@ namespace sp::cli {
 namespace fs = std::filesystem;
 
 namespace {
+std::string anchor_text(const Anchor& a) {
+  return fmt::format("anchored: N={} measured {:.4g} min where the model gave {:.4g}: software level x{:.4g}", a.accelerators,
+                     to_seconds(a.time_to_train) / 60, to_seconds(a.modelled_before) / 60, a.software_factor);
+}
+
 std::string join(const std::vector<std::string>& parts) {
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : " ") + p;
@@ -46,6 +51,16 @@ int run_command(const RunOptions& o) {
     // The platform file, includes resolved, as if the scenario had written it inline.
     const std::string yaml = config::load_file(find_platform_file(o.platform).string()).dump();
     overrides.push_back(config::Override{"platform", yaml, "--platform " + o.platform});
+  }
+  if (!o.anchor.empty()) {
+    // N=TIME, as the scenario's anchor mapping, so that its errors name --anchor.
+    const auto eq = o.anchor.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == o.anchor.size()) {
+      throw InputError({"--anchor", 0, 0}, "anchor", "expected N=TIME, e.g. --anchor 8=28.2min");
+    }
+    const std::string yaml = fmt::format("{{accelerators: {}, time_to_train: \"{}\"}}", o.anchor.substr(0, eq),
+                                         o.anchor.substr(eq + 1));
+    overrides.push_back(config::Override{"anchor", yaml, "--anchor " + o.anchor});
   }
   const models::Catalog catalog(models::data_root() / "models");
   const ScenarioSpec spec = load_scenario(o.scenario, overrides, catalog);
@@ -87,6 +102,7 @@ int run_command(const RunOptions& o) {
               {"scenario_sha256", spec.file_sha256},
               {"resolved_scenario_sha256", spec.resolved_sha256},
               {"seed", std::to_string(spec.seed)}};
+  if (spec.anchor) m.fields.push_back({"anchor", anchor_text(*spec.anchor)});
   m.overrides = o.overrides;
   if (!o.platform.empty()) m.overrides.push_back("platform=<" + o.platform + ">");
   m.files = {"summary.csv", "results.h5", "manifest.yaml"};
@@ -111,6 +127,7 @@ int run_command(const RunOptions& o) {
     std::printf("%s: %s on %s (%s x %d per node)\n", spec.name.c_str(), spec.workload.name.c_str(),
                 spec.platform.name.c_str(), spec.platform.accelerator.name.c_str(),
                 spec.platform.accelerators_per_node());
+    if (spec.anchor) std::printf("%s\n", anchor_text(*spec.anchor).c_str());
     std::fputs(console_table(table).c_str(), stdout);
     std::vector<int> n;
     std::vector<double> t, energy;

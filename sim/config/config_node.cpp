@@ -16,7 +16,8 @@ ConfigNode::ConfigNode(std::shared_ptr<const Impl> impl, std::shared_ptr<const L
     : impl_(std::move(impl)), ctx_(std::move(ctx)), path_(std::move(path)), origin_(std::move(origin)) {}
 
 SourceLocation ConfigNode::location() const {
-  if (origin_.rfind("--set", 0) == 0) return SourceLocation{origin_, 0, 0};
+  // A command-line argument (--set k=v, --anchor N=T) has no lines: the argument is the place.
+  if (origin_.rfind("--", 0) == 0) return SourceLocation{origin_, 0, 0};
   const YAML::Mark m = impl_->node.Mark();
   if (m.is_null()) return SourceLocation{origin_, 0, 0};
   return SourceLocation{origin_, m.line + 1, m.column + 1};

@@ -14,6 +14,10 @@ namespace sp::config {
 
 namespace {
 
+// Where an override came from, for messages: its own option where the CLI made it from one
+// (--seed, --anchor), else the --set argument.
+std::string origin_of(const Override& o) { return o.text.rfind("--", 0) == 0 ? o.text : "--set " + o.text; }
+
 namespace fs = std::filesystem;
 constexpr int kMaxIncludeDepth = 16;
 // No scenario, platform or sweep nests deeper than a dozen levels; an alias inside the node it
@@ -136,7 +140,7 @@ void resolve_includes(YAML::Node node, const fs::path& dir, const std::string& p
 using Segment = std::variant<std::string, std::size_t>;
 
 std::vector<Segment> split_path(const Override& o) {
-  const SourceLocation where{"--set " + o.text, 0, 0};
+  const SourceLocation where{origin_of(o), 0, 0};
   std::vector<Segment> segs;
   std::size_t i = 0;
   const std::string& p = o.path;
@@ -167,7 +171,7 @@ std::vector<Segment> split_path(const Override& o) {
 // argument (`origins`), so that a key it misspells is blamed on the argument, not on the file.
 void set_path(YAML::Node node, const std::vector<Segment>& segs, std::size_t i, const YAML::Node& value,
               const Override& o, const std::string& walked, std::map<std::string, std::string>& origins) {
-  const SourceLocation where{"--set " + o.text, 0, 0};
+  const SourceLocation where{origin_of(o), 0, 0};
   const bool last = i + 1 == segs.size();
   if (const auto* key = std::get_if<std::string>(&segs[i])) {
     if (!node.IsMap() && !node.IsNull()) {
@@ -179,7 +183,7 @@ void set_path(YAML::Node node, const std::vector<Segment>& segs, std::size_t i, 
     }
     if (!node[*key].IsDefined() || node[*key].IsNull()) {
       node[*key] = YAML::Node(YAML::NodeType::Map);
-      origins[join_key(walked, *key)] = "--set " + o.text;
+      origins[join_key(walked, *key)] = origin_of(o);
     }
     set_path(node[*key], segs, i + 1, value, o, join_key(walked, *key), origins);
     return;
@@ -218,9 +222,9 @@ ConfigNode finish_load(YAML::Node root, const std::string& label, const fs::path
   if (!overrides.empty() && root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   for (const Override& o : overrides) {
     const std::vector<Segment> segs = split_path(o);
-    const YAML::Node value = parse_yaml(o.value, "--set " + o.text);
+    const YAML::Node value = parse_yaml(o.value, origin_of(o));
     set_path(root, segs, 0, value, o, "", ctx->origins);
-    ctx->origins[canonical_path(segs)] = "--set " + o.text;
+    ctx->origins[canonical_path(segs)] = origin_of(o);
   }
   return make_node(root, std::move(ctx), "", label);
 }

@@ -107,7 +107,7 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
   const config::ConfigNode root = config::load_file(file, overrides);
   if (!root.is_map()) root.fail("a scenario must be a mapping of keys such as name, workload, platform");
   root.expect_only({"name", "description", "seed", "workload", "platform", "accelerators", "batch", "fidelity",
-                    "parallelism", "samples", "calibration", "launch"});
+                    "parallelism", "samples", "calibration", "launch", "anchor"});
   s.resolved_yaml = root.dump();
   s.resolved_sha256 = sha256_hex(s.resolved_yaml);
 
@@ -184,6 +184,10 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
                                 s.layout_search(n))) {
       items[i].fail("no parallel layout: " + why, "set parallelism (tensor, context, pipeline, micro_batch) or the batch");
     }
+  }
+  if (auto an = root.find("anchor")) {
+    s.anchor = parse_anchor(*an);
+    apply_anchor(s, *s.anchor, *an);
   }
   return s;
 }

@@ -14,6 +14,7 @@
 #include "models/training/time_to_train.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/config/loader.hpp"
+#include "sim/scenario/anchor.hpp"
 
 namespace sp {
 
@@ -40,6 +41,7 @@ struct ScenarioSpec {
   models::ParallelSpecs parallelism;  // overrides of the workload's layouts
   int samples = 100;                  // Monte Carlo replicates for the prediction interval
   models::PowerCalibration power = models::default_power_calibration();
+  std::optional<Anchor> anchor;       // a measured time that set the software level (anchor.hpp)
 
   /// The layout spec at N: the workload's, then the scenario's overrides; declared (taken as it is)
   /// where the scenario names a tensor, context or pipeline size.

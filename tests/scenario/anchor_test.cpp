@@ -1,0 +1,67 @@
+// A measured time at one N sets the system's software level: the model then gives exactly that
+// time there, every other N moves by what the level changes, and an anchor the model cannot meet
+// within the level's plausible range is an input error at the key.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace sp {
+
+namespace {
+ScenarioSpec bert(const std::vector<config::Override>& overrides) {
+  const models::Catalog catalog(std::filesystem::path(SP_SOURCE_DIR) / "models");
+  return load_scenario(std::string(SP_SOURCE_DIR) + "/scenarios/bert.yaml", overrides, catalog);
+}
+double minutes_at(const std::vector<ScalingPoint>& points, int n) {
+  for (const ScalingPoint& p : points) {
+    if (p.estimate.accelerators == n) return to_seconds(p.estimate.time_to_train) / 60;
+  }
+  return -1;
+}
+}  // namespace
+
+TEST(Anchor, TheModelGivesTheMeasuredTimeAtTheAnchorAndScalesFromIt) {
+  ScenarioSpec plain = bert({{"samples", "0", "--set samples=0"}});
+  const std::vector<ScalingPoint> before = run_scenario(plain);
+  const double at8 = minutes_at(before, 8), at64 = minutes_at(before, 64);
+  ASSERT_GT(at8, 0);
+  // A system 10 % slower than the model at 8: its level falls until the model says so there,
+  // and the larger systems, whose compute is a smaller share of the step, slow by less.
+  const std::string measured = fmt::format("{:.6f} min", at8 * 1.1);
+  ScenarioSpec anchored = bert({{"samples", "0", "--set samples=0"},
+                                {"anchor", "{accelerators: 8, time_to_train: \"" + measured + "\"}", "--anchor"}});
+  ASSERT_TRUE(anchored.anchor);
+  EXPECT_NEAR(to_seconds(anchored.anchor->modelled_before) / 60, at8, 1e-9);
+  EXPECT_LT(anchored.anchor->software_factor, 1.0);
+  EXPECT_GT(anchored.anchor->software_factor, 1 / 1.1 - 0.02);
+  const std::vector<ScalingPoint> after = run_scenario(anchored);
+  EXPECT_NEAR(minutes_at(after, 8) / (at8 * 1.1), 1.0, 1e-6);
+  const double ratio64 = minutes_at(after, 64) / at64;
+  EXPECT_GT(ratio64, 1.0);
+  EXPECT_LE(ratio64, 1.1 + 1e-9);
+  // The model's own time as the anchor changes nothing.
+  ScenarioSpec same = bert({{"samples", "0", "--set samples=0"},
+                            {"anchor", fmt::format("{{accelerators: 8, time_to_train: \"{:.12f} min\"}}", at8), "--anchor"}});
+  EXPECT_NEAR(same.anchor->software_factor, 1.0, 1e-6);
+}
+
+TEST(Anchor, AnAnchorTheModelCannotMeetIsAnInputError) {
+  try {
+    bert({{"anchor", "{accelerators: 8, time_to_train: \"10 s\"}", "--anchor 8=10s"}});
+    ADD_FAILURE() << "an anchor 30x faster than the model was taken";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--anchor 8=10s"), std::string::npos) << what;
+    EXPECT_NE(what.find("anchor.time_to_train"), std::string::npos) << what;
+    EXPECT_NE(what.find("outside the plausible 0.2..5"), std::string::npos) << what;
+  }
+  EXPECT_THROW(bert({{"anchor", "{accelerators: 8}", "--anchor"}}), InputError);
+  EXPECT_THROW(bert({{"anchor", "{accelerators: 8, time_to_train: \"-1 min\"}", "--anchor"}}), InputError);
+}
+
+}  // namespace sp
