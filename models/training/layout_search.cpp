@@ -87,7 +87,8 @@ struct Search {
     return e;
   }
 
-  // The fastest micro-batch of `s` that fits, every one tried (the recipe's, before any bound).
+  // The fastest micro-batch of `s` that fits (the recipe's, before any bound): without a
+  // pipeline the largest, as in the grid.
   std::optional<TrainingEstimate> consider(ParallelSpec s) {
     std::optional<TrainingEstimate> best;
     for (int mb : micro_batches(s, n, gbs)) {
@@ -96,6 +97,7 @@ struct Search {
       if (!resolve_layout(s, p.topology, n, gbs, why)) continue;
       const auto e = evaluate(s);
       if (e && (!best || e->time_to_train < best->time_to_train)) best = e;
+      if (e && s.pipeline.value_or(1) == 1) break;
     }
     return best;
   }

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "calibration/predict/predict_table.hpp"
 #include "models/catalog.hpp"
 #include "models/collective/chunk_sim.hpp"
 #include "models/collective/fidelity.hpp"
@@ -152,6 +153,22 @@ BENCHMARK_CAPTURE(BM_Scenario, bert, "bert")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Scenario, llama2_70b_lora, "llama2_70b_lora")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Scenario, retinanet, "retinanet")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Scenario, stable_diffusion, "stable_diffusion")->Unit(benchmark::kMillisecond);
+
+// `scalepoint predict` of every MLPerf v4.1 row (109 with a time, 110 in all) with the layout
+// search and 100 replicates each, the platforms and calibration loaded once (the scaling issue's
+// target: under 5 s).
+void BM_PredictV41(benchmark::State& state) {
+  const calibration::PlatformCatalog platforms(catalog());
+  const config::CsvTable rows =
+      config::CsvTable::read(std::string(SP_SOURCE_DIR) + "/calibration/data/mlperf/results_v4.1.csv");
+  const calibration::SystemModelInputs in{catalog(), platforms, default_calibration(), 100, 1};
+  for (auto _ : state) {
+    const output::Table t = calibration::predict_table(rows, in);
+    benchmark::DoNotOptimize(t.rows());
+  }
+  state.counters["rows"] = static_cast<double>(rows.rows());
+}
+BENCHMARK(BM_PredictV41)->Unit(benchmark::kMillisecond);
 
 // One co-location point of ResNet-18 on an A100 (scenarios/colocation/resnet18_a100.yaml, one
 // epoch: 391 steps of 379 kernels a job) at K jobs, the strategy given: the event rate of the
