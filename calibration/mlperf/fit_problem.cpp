@@ -91,8 +91,11 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
       const std::string on = p.stack == models::Workload::kDescribedStack ? "" : p.stack;
       const double lo = on.empty() ? to_seconds(p.workload.host_per_step_min) : kOtherStackHostMin;
       const double hi = on.empty() ? to_seconds(p.workload.host_per_step_max) : kOtherStackHostMax;
-      Parameter q{K::host_per_step, p.workload.name, w, bounded_parameter(to_seconds(p.workload.host_per_step), lo, hi),
-                  prior_sd, -1, on};
+      // The prior as wide in log time as the other fitted costs' (e^workload_spread either way),
+      // at its centre: the logistic's slope there converts it.
+      const double u = bounded_parameter(to_seconds(p.workload.host_per_step), lo, hi);
+      const double slope = std::log(hi / lo) * logistic(u) * (1 - logistic(u));
+      Parameter q{K::host_per_step, p.workload.name, w, u, prior_sd / slope, -1, on};
       q.lo = lo;
       q.hi = hi;
       p.deps.push_back(add(q));
@@ -244,6 +247,7 @@ FitProblem::Fit FitProblem::fit(const std::vector<std::size_t>& use, Eigen::Vect
   out.x = lm.x;
   out.iterations = lm.iterations;
   out.converged = lm.converged;
+  out.cost = lm.residuals.squaredNorm();
 
   // Covariance (J^T J)^-1 at the minimum, scaled by the reduced chi-square of the data when the
   // rows scatter more than kObservationSd (the model's own error then shows in the parameters).

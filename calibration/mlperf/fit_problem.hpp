@@ -78,6 +78,7 @@ class FitProblem {
     std::vector<bool> seen;       // parameters some fitted row depends on, the reference's excepted
     int iterations = 0;
     bool converged = false;
+    double cost = 0;  // the objective at x: squared residuals of the rows and the priors
   };
   /// Fits on the rows `use`, from `start` (parameters no used row depends on, and the levels of
   /// the reference, are reset to their priors and stay there).

@@ -37,7 +37,7 @@ TEST(BadScenario, EachGivesOneClearLocatedMessage) {
   const std::vector<BadCase> cases = {
       {"unknown_key.yaml", {},
        ":11:1: acelerators: unknown key (did you mean 'accelerators'? valid keys: name, description, seed, "
-       "workload, platform, accelerators, batch, fidelity, parallelism, samples, calibration, launch)"},
+       "workload, platform, accelerators, batch, fidelity, parallelism, samples, calibration, launch, anchor)"},
       {"no_unit.yaml", {},
        ":8:16: platform.scale_up.bandwidth: \"450\" has no unit (expected a bandwidth such as \"450 GB/s\" "
        "or \"400 Gb/s\")"},
