@@ -84,7 +84,7 @@ int run_command(const RunOptions& o) {
   const fs::path dir = o.out_dir.empty() ? fs::path("results") / spec.name : fs::path(o.out_dir);
   output::StagedFiles files(dir);
   files.write("summary.csv", output::to_csv(table));
-  output::write_hdf5(files.stage("results.h5"), table,
+  files.write("results.h5", output::hdf5_image(table,
                      {{"scenario_name", spec.name},
                       {"scenario_file", spec.file},
                       {"scenario_sha256", spec.file_sha256},
@@ -93,7 +93,7 @@ int run_command(const RunOptions& o) {
                       {"platform", spec.platform.name},
                       {"accelerator", spec.platform.accelerator.name},
                       {"seed", std::to_string(spec.seed)},
-                      {"scalepoint_version", SCALEPOINT_VERSION}});
+                      {"scalepoint_version", SCALEPOINT_VERSION}}));
   output::Manifest m;
   m.fields = {{"scalepoint_version", SCALEPOINT_VERSION},
               {"command", join(o.command_line)},

@@ -13,20 +13,23 @@ namespace sp::cli {
 int sweep_command(const SweepOptions& o) {
   const SweepSpec spec = load_sweep(o.sweep);
   const std::string dir = o.out_dir.empty() ? (std::filesystem::path("results") / spec.name).string() : o.out_dir;
-  const SweepResult r = run_sweep(spec, dir, o.resume, o.quiet);
+  // sweep.h5 and the manifest from the finished rows, while the sweep still holds its folder.
+  const auto finish = [&](const SweepResult& r) {
+    output::Manifest m;
+    m.fields = {{"scalepoint_version", SCALEPOINT_VERSION},
+                {"sweep_name", spec.name},
+                {"sweep_file", spec.file},
+                {"sweep_sha256", spec.sha256},
+                {"base_scenario", spec.base_file},
+                {"points", std::to_string(r.points)}};
+    m.files = {"sweep.csv", "sweep.h5"};
+    write_sweep_hdf5(spec, dir);
+    output::StagedFiles files(dir);
+    files.write("manifest.yaml", output::to_yaml(m));
+    files.commit();
+  };
+  const SweepResult r = run_sweep(spec, dir, o.resume, o.quiet, finish);
   if (r.points == 0) return 0;  // an MPI worker: rank 0 reports
-  output::Manifest m;
-  m.fields = {{"scalepoint_version", SCALEPOINT_VERSION},
-              {"sweep_name", spec.name},
-              {"sweep_file", spec.file},
-              {"sweep_sha256", spec.sha256},
-              {"base_scenario", spec.base_file},
-              {"points", std::to_string(r.points)}};
-  m.files = {"sweep.csv", "sweep.h5"};
-  write_sweep_hdf5(spec, dir);
-  output::StagedFiles files(dir);
-  files.write("manifest.yaml", output::to_yaml(m));
-  files.commit();
   if (!o.quiet) {
     std::printf("%s: %d points (%d run now, %d failed); wrote %s/sweep.csv\n", spec.name.c_str(), r.points, r.ran,
                 r.failed, dir.c_str());

@@ -12,13 +12,20 @@ namespace sp::output {
 
 namespace {
 
-// Owns one HDF5 identifier and closes it with the matching function.
+// Owns one HDF5 identifier and closes it with the matching function (close() to check it).
 class Handle {
  public:
   Handle(hid_t id, herr_t (*close)(hid_t), const char* what) : id_(id), close_(close) {
     if (id_ < 0) throw std::runtime_error(std::string("HDF5: cannot create ") + what);
   }
-  ~Handle() { close_(id_); }
+  ~Handle() {
+    if (id_ >= 0) close_(id_);
+  }
+  void close(const char* what) {
+    const herr_t status = close_(id_);
+    id_ = -1;
+    if (status < 0) throw std::runtime_error(std::string("HDF5: cannot close ") + what);
+  }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
   hid_t get() const { return id_; }
@@ -45,10 +52,12 @@ void string_attribute(hid_t object, const std::string& name, const std::string& 
 
 }  // namespace
 
-void write_hdf5(const std::filesystem::path& file, const Table& table,
-                const std::map<std::string, std::string>& root_attributes) {
+std::string hdf5_image(const Table& table, const std::map<std::string, std::string>& root_attributes) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions, not stderr dumps
-  Handle f(H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, file.c_str());
+  // In memory only (no backing store): the name is only HDF5's handle on it.
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
+  check(H5Pset_fapl_core(fapl.get(), 1 << 16, 0), "keep the file in memory");
+  Handle f(H5Fcreate("scalepoint-image.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose, "in-memory file");
   for (const auto& [key, value] : root_attributes) string_attribute(f.get(), key, value);
 
   // No timestamps in object headers: identical inputs must give identical files.
@@ -90,6 +99,14 @@ void write_hdf5(const std::filesystem::path& file, const Table& table,
     string_attribute(ds.get(), "units", c.unit);
     string_attribute(ds.get(), "description", c.description);
   }
+  group.close("/summary");
+  check(H5Fflush(f.get(), H5F_SCOPE_GLOBAL), "flush the in-memory file");
+  const ssize_t size = H5Fget_file_image(f.get(), nullptr, 0);
+  if (size < 0) throw std::runtime_error("HDF5: cannot size the file image");
+  std::string image(static_cast<std::size_t>(size), '\0');
+  if (H5Fget_file_image(f.get(), image.data(), image.size()) != size) throw std::runtime_error("HDF5: cannot copy the file image");
+  f.close("the in-memory file");
+  return image;
 }
 
 }  // namespace sp::output

@@ -11,7 +11,9 @@
 
 namespace sp::output {
 
-void write_hdf5(const std::filesystem::path& file, const Table& table,
-                const std::map<std::string, std::string>& root_attributes);
+/// The file's bytes, built in memory (HDF5's core driver) and returned whole, so that the caller
+/// writes them as any other output (StagedFiles: checked, renamed): HDF5 itself never writes to
+/// disk, and a disk or file-size limit cannot leave it a half-flushed file to close at exit.
+std::string hdf5_image(const Table& table, const std::map<std::string, std::string>& root_attributes);
 
 }  // namespace sp::output

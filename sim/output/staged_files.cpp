@@ -1,10 +1,13 @@
 #include "sim/output/staged_files.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <fstream>
 #include <system_error>
 #include <stdexcept>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "sim/core/error.hpp"
@@ -19,6 +22,7 @@ StagedFiles::StagedFiles(fs::path dir, std::string option) : dir_(std::move(dir)
   if (has_control_chars(dir_.string())) {
     throw InputError(SourceLocation{option_, 0, 0}, "", "the folder's name must not hold control characters (tab, newline)");
   }
+  check_output_folder(dir_, option_);
   std::error_code ec, probe;
   fs::create_directories(dir_, ec);
   if (ec || !fs::is_directory(dir_, probe)) {
@@ -27,6 +31,7 @@ StagedFiles::StagedFiles(fs::path dir, std::string option) : dir_(std::move(dir)
                      dir_.string() + " cannot be the output folder: " +
                          (file ? std::string("it is a file") : (ec ? ec : probe).message()));
   }
+  lock_ = std::make_unique<FolderLock>(dir_, option_);
 }
 
 StagedFiles::~StagedFiles() {
@@ -42,7 +47,8 @@ fs::path StagedFiles::stage(const std::string& name) {
     throw InputError(SourceLocation{option_, 0, 0}, "", "file names must not hold control characters (tab, newline)");
   }
   // The rename replaces whatever has the name: only ever an earlier output, never a folder, a
-  // device (as root, /dev/null itself) or a pipe.
+  // device (as root, /dev/null itself), a pipe or a link someone planted there.
+  refuse_link(final_path, option_);
   std::error_code ec;
   const fs::file_status st = fs::status(final_path, ec);
   if (fs::exists(st) && !fs::is_regular_file(st)) {
@@ -52,19 +58,33 @@ fs::path StagedFiles::stage(const std::string& name) {
   if (tmp.filename().string().size() > 255) {
     throw InputError(SourceLocation{option_, 0, 0}, "", name + ": file name too long (at most about 230 characters)");
   }
+  // Whatever has the temporary's name (a killed run's, a planted link) goes: the file is new.
+  fs::remove(tmp, ec);
   staged_.emplace_back(tmp, final_path);
   return tmp;
 }
 
 void StagedFiles::write(const std::string& name, const std::string& content) {
   const fs::path tmp = stage(name);
-  errno = 0;
-  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-  out << content;
-  out.close();
-  // Disk full, a size limit or a read-only folder: the system's reason; nothing is renamed, and
-  // the destructor removes what was staged.
-  if (!out) throw std::system_error(errno ? errno : EIO, std::generic_category(), "cannot write " + tmp.string());
+  // A new file (never through a link), every byte written and the close checked: disk full, a
+  // size limit or a read-only folder is the system's reason; nothing is renamed, and the
+  // destructor removes what was staged.
+  const auto failed = [&](int err) {
+    return std::system_error(err ? err : EIO, std::generic_category(), "cannot write " + tmp.string());
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw failed(errno);
+  for (std::size_t done = 0; done < content.size();) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      throw failed(err);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) throw failed(errno);
 }
 
 void StagedFiles::drop(const std::string& name) {
@@ -77,7 +97,30 @@ void StagedFiles::drop(const std::string& name) {
   });
 }
 
+namespace {
+// Whether a PNG another program (gnuplot) wrote is whole: it ends with the IEND chunk, which a
+// full disk or a file-size limit cuts off (the program may exit 0 all the same).
+bool png_complete(const fs::path& png) {
+  static constexpr unsigned char kIend[] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+  std::ifstream in(png, std::ios::binary | std::ios::ate);
+  const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
+  if (size < static_cast<std::streamoff>(sizeof kIend)) return false;
+  in.seekg(size - static_cast<std::streamoff>(sizeof kIend));
+  char tail[sizeof kIend];
+  in.read(tail, sizeof tail);
+  return in && std::equal(std::begin(kIend), std::end(kIend), reinterpret_cast<const unsigned char*>(tail));
+}
+}  // namespace
+
 void StagedFiles::commit() {
+  // Nothing is renamed unless every file is whole: the files written here are checked as they are
+  // written, a plot only now.
+  for (const auto& [tmp, final_path] : staged_) {
+    if (final_path.extension() == ".png" && !png_complete(tmp)) {
+      throw std::system_error(EIO, std::generic_category(),
+                              "cannot write " + final_path.string() + ": the plot is incomplete (disk full or a file-size limit?)");
+    }
+  }
   for (const auto& [tmp, final_path] : staged_) fs::rename(tmp, final_path);
   committed_ = true;
 }

@@ -1,11 +1,16 @@
 // All-or-nothing output: every file is written under a temporary name in its final folder and
 // renamed into place only when all of them are complete, so a failure never leaves partial
-// results next to complete ones. Temporary files are removed if commit() is never reached.
+// results next to complete ones. Temporary files are removed if commit() is never reached. The
+// folder is locked against a second scalepoint while the files are staged (folder_lock.hpp); it
+// may not be the root or a system folder, and an output's name may not be a planted link.
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "sim/output/folder_lock.hpp"
 
 namespace sp::output {
 
@@ -31,6 +36,7 @@ class StagedFiles {
  private:
   std::filesystem::path dir_;
   std::string option_;
+  std::unique_ptr<FolderLock> lock_;
   std::vector<std::pair<std::filesystem::path, std::filesystem::path>> staged_;  // tmp, final
   bool committed_ = false;
 };

@@ -133,7 +133,8 @@ bool launched_by_mpi() {
   return false;
 }
 
-SweepResult run_sweep(const SweepSpec& spec, const std::string& dir, bool resume, bool quiet) {
+SweepResult run_sweep(const SweepSpec& spec, const std::string& dir, bool resume, bool quiet,
+                      const std::function<void(const SweepResult&)>& finish) {
   const models::Catalog catalog(models::data_root() / "models");
   const bool mpi = launched_by_mpi();
   int rank = 0, ranks = 1;
@@ -159,6 +160,7 @@ SweepResult run_sweep(const SweepSpec& spec, const std::string& dir, bool resume
         r.failed = out.failed();
       }
       progress.finish(out.done());
+      if (finish) finish(r);  // `out` holds the folder's lock until this is written
     } catch (...) {
       if (mpi && ranks > 1) MPI_Abort(MPI_COMM_WORLD, 2);
       if (mpi) MPI_Finalize();

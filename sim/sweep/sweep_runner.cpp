@@ -18,6 +18,7 @@
 #include "sim/config/csv.hpp"
 #include "sim/config/loader.hpp"
 #include "sim/core/error.hpp"
+#include "sim/output/folder_lock.hpp"
 #include "sim/output/hdf5_writer.hpp"
 #include "sim/output/staged_files.hpp"
 #include "sim/output/table.hpp"
@@ -105,11 +106,15 @@ PointResult run_point(const SweepSpec& spec, const SweepPoint& p, const models::
 }
 
 SweepWriter::SweepWriter(const std::string& dir, const SweepSpec& spec, bool resume) : dir_(dir), sha_(spec.sha256) {
+  output::check_output_folder(dir_, "--out");
   fs::create_directories(dir_);
+  lock_ = std::make_unique<output::FolderLock>(dir_, "--out");
   const fs::path csv = fs::path(dir_) / "sweep.csv", progress = fs::path(dir_) / "sweep.progress";
   const std::string header = sweep_header(spec);
-  // Checked before anything is truncated or written: the two files are replaced, never a folder.
+  // Checked before anything is truncated or written: the two files are replaced, never a folder,
+  // and never written through a link planted in their place.
   for (const fs::path& f : {csv, progress}) {
+    output::refuse_link(f, "--out");
     if (config::exists_quietly(f.string()) && !config::regular_file_quietly(f.string())) {
       throw InputError(SourceLocation{"--out", 0, 0}, "", f.string() + " exists and is not a regular file");
     }
@@ -154,9 +159,9 @@ SweepWriter::SweepWriter(const std::string& dir, const SweepSpec& spec, bool res
     done_ = static_cast<int>(done);
     failed_ = static_cast<int>(recorded->failed);
     fs::resize_file(csv, bytes_);  // drops whatever a killed run wrote after its last finished point
-    fd_ = ::open(csv.c_str(), O_WRONLY | O_APPEND);
+    fd_ = ::open(csv.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
   } else {
-    fd_ = ::open(csv.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    fd_ = ::open(csv.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd_ >= 0) {
       write_all(fd_, header, csv.string());
       bytes_ = header.size();
@@ -205,7 +210,8 @@ void SweepWriter::write_progress() {
   // Written whole and renamed: a kill leaves the old progress or the new one, never half.
   const fs::path tmp = fs::path(dir_) / "sweep.progress.tmp";
   const std::string text = fmt::format("{} {} {} {:016x} {}\n", done_, bytes_, sha_, checksum_, failed_);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ::unlink(tmp.c_str());  // a killed run's, or a planted link: the file is new
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) write_failed(tmp.string(), errno);
   write_all(fd, text, tmp.string());
   sync(fd, tmp.string());
@@ -244,8 +250,7 @@ void write_sweep_hdf5(const SweepSpec& spec, const std::string& dir) {
     t.columns.push_back(std::move(c));
   }
   output::StagedFiles files(dir);
-  output::write_hdf5(files.stage("sweep.h5"), t,
-                     {{"sweep_name", spec.name}, {"sweep_file", spec.file}, {"sweep_sha256", spec.sha256}});
+  files.write("sweep.h5", output::hdf5_image(t, {{"sweep_name", spec.name}, {"sweep_file", spec.file}, {"sweep_sha256", spec.sha256}}));
   files.commit();
 }
 

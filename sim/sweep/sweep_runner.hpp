@@ -8,11 +8,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "models/catalog.hpp"
+#include "sim/output/folder_lock.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
 namespace sp {
@@ -63,6 +65,7 @@ class SweepWriter {
   void write_progress();
 
   std::string dir_, sha_;
+  std::unique_ptr<output::FolderLock> lock_;  // one writer per folder
   int fd_ = -1;
   int done_ = 0, failed_ = 0;
   std::uint64_t bytes_ = 0;
@@ -95,7 +98,10 @@ struct SweepResult {
 
 /// Serial, or with MPI ranks when launched under mpirun (rank 0 hands out points on demand and
 /// writes; every rank computes). Returns on every rank; only rank 0's result is complete.
-SweepResult run_sweep(const SweepSpec& spec, const std::string& dir, bool resume, bool quiet);
+/// `finish` (may be empty) runs on rank 0 after the last point, while the folder is still locked
+/// (the files written from the finished rows).
+SweepResult run_sweep(const SweepSpec& spec, const std::string& dir, bool resume, bool quiet,
+                      const std::function<void(const SweepResult&)>& finish = {});
 
 /// sweep.h5 from the finished sweep.csv: the same columns as HDF5 datasets, with the units and
 /// descriptions of `scalepoint run`'s results.h5 (the CSV, synced point by point, is the record
