@@ -1,6 +1,7 @@
 #include "models/training/layout_search.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -30,10 +31,14 @@ std::vector<int> micro_batches(const ParallelSpec& s, int n, std::int64_t gbs) {
   const int model = s.tensor.value_or(1) * s.context.value_or(1) * s.pipeline.value_or(1);
   if (n % model != 0 || gbs % (n / model) != 0) return {};
   const std::int64_t r = gbs / (n / model);
+  // Divisors in pairs up to the square root: O(sqrt r), not O(r) (a global batch may be 10^9).
   std::vector<int> out;
-  for (std::int64_t m = r; m >= 1; --m) {
-    if (r % m == 0) out.push_back(static_cast<int>(m));
+  for (std::int64_t d = 1; d * d <= r; ++d) {
+    if (r % d != 0) continue;
+    out.push_back(static_cast<int>(d));
+    if (d * d != r) out.push_back(static_cast<int>(r / d));
   }
+  std::sort(out.begin(), out.end(), std::greater<>());
   return out;
 }
 

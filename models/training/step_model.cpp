@@ -133,8 +133,34 @@ double straggler_factor(const Platform& p, int accelerators) {
          max_of_normals(accelerators).mean;
 }
 
-StepResult simulate_step(const Workload& w, const Platform& p, const ParallelLayout& lay, int accelerators,
-                         Fidelity fidelity, StepTrace* trace) {
+namespace {
+
+// a + (b - a) k: one more micro-batch's share, k more times.
+Duration extend(Duration a, Duration b, double k) { return a + scale(b - a, k); }
+
+// The step of m micro-batches from those of kMaxSimulatedMicroBatches and one more: past the
+// pipeline's fill, every micro-batch adds the same time (gradient accumulation repeats the same
+// forward and backward; 1F1B's steady state one slot of its slowest stage), so the step and each
+// of its parts are linear in m and the graph need not hold m copies of the model.
+StepResult extrapolate(const StepResult& a, const StepResult& b, int simulated, int m) {
+  const double k = m - simulated;
+  StepResult r = a;
+  for (Duration StepResult::*f : {&StepResult::step, &StepResult::forward, &StepResult::backward, &StepResult::optimizer,
+                                  &StepResult::interference, &StepResult::bubble, &StepResult::exposed_tensor_parallel,
+                                  &StepResult::exposed_communication, &StepResult::straggler, &StepResult::tensor_parallel,
+                                  &StepResult::communication, &StepResult::pipeline_transfer, &StepResult::jittered_compute}) {
+    r.*f = extend(a.*f, b.*f, k);
+  }
+  for (std::size_t i = 0; i < r.critical.size(); ++i) r.critical[i] = extend(a.critical[i], b.critical[i], k);
+  // FLOPs are m times one micro-batch's exactly; the efficiency over the extrapolated compute.
+  const Duration compute = r.forward + r.backward, compute_a = a.forward + a.backward;
+  if (compute > Duration::zero()) r.compute_efficiency = a.compute_efficiency * (m / static_cast<double>(simulated)) * (compute_a / compute);
+  return r;
+}
+
+// The step with every micro-batch in the graph.
+StepResult simulate_whole(const Workload& w, const Platform& p, const ParallelLayout& lay, int accelerators,
+                          Fidelity fidelity, StepTrace* trace) {
   StepGraph g = build_step_graph(w, p, lay);
   if (fidelity == Fidelity::chunk) use_chunk_times(g, p);
   // The slowest rank's compute: every compute operation longer by the expected maximum of N.
@@ -160,6 +186,20 @@ StepResult simulate_step(const Workload& w, const Platform& p, const ParallelLay
   r.step = (x.end - SimTime::zero()) + r.host;
   if (trace) *trace = StepTrace{std::move(g), x, r.host};
   return r;
+}
+
+}  // namespace
+
+StepResult simulate_step(const Workload& w, const Platform& p, const ParallelLayout& lay, int accelerators,
+                         Fidelity fidelity, StepTrace* trace) {
+  if (lay.micro_batches <= kMaxSimulatedMicroBatches) return simulate_whole(w, p, lay, accelerators, fidelity, trace);
+  ParallelLayout shorter = lay, longer = lay;
+  shorter.micro_batches = kMaxSimulatedMicroBatches;
+  longer.micro_batches = kMaxSimulatedMicroBatches + 1;
+  // The trace, where asked for, is the simulated one: the step's first micro-batches.
+  const StepResult a = simulate_whole(w, p, shorter, accelerators, fidelity, trace);
+  const StepResult b = simulate_whole(w, p, longer, accelerators, fidelity, nullptr);
+  return extrapolate(a, b, kMaxSimulatedMicroBatches, lay.micro_batches);
 }
 
 std::string describe_critical_path(const StepResult& r) {

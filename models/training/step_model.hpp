@@ -60,6 +60,11 @@ struct StepTrace {
   Duration host;  // the host's time per step, before the graph's operations
 };
 
+/// Micro-batches per step the graph holds at most; a step of more (gradient accumulation over a huge
+/// global batch) is simulated at this many and one more, and extrapolated (exact past the
+/// pipeline's fill: each micro-batch adds the same time), so memory does not grow with the batch.
+inline constexpr int kMaxSimulatedMicroBatches = 64;
+
 /// How much longer the slowest of N ranks computes than the kind: sigma x E[max of N normals].
 double straggler_factor(const Platform& platform, int accelerators);
 

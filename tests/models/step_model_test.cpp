@@ -154,6 +154,28 @@ TEST(StepModel, FlowGivesEachPipelineStageLinksOfItsOwn) {
   EXPECT_NEAR(to_seconds(flow.step) / to_seconds(analytic.step), 1.0, 0.005);
 }
 
+TEST(StepModel, ManyMicroBatchesAreExtrapolatedFromTheFirstOnesExactly) {
+  // Gradient accumulation over a huge batch: each micro-batch adds the same forward and backward,
+  // so the step of m > 64 micro-batches is the step of 64 plus (m - 64) times what the 64th added.
+  // Checked against the graph at 63 and 64 (both simulated whole) for m = 100 and 10^6 (which a
+  // graph of every micro-batch could not hold: memory grew with the global batch).
+  const Workload w = testing::two_layer_workload(0, 1);
+  const Platform p = testing::simple_platform();
+  ParallelSpec spec;
+  spec.micro_batch = 1;
+  const auto step_at = [&](std::int64_t m) { return simulate_step(w, p, testing::layout(p, 8, 8 * m, spec), 8); };
+  const StepResult at63 = step_at(63), at64 = step_at(64);
+  const Duration each = at64.step - at63.step;
+  EXPECT_GT(each, Duration::zero());
+  const StepResult at100 = step_at(100);
+  EXPECT_EQ(at100.step.ps(), (at64.step + each * 36).ps());
+  EXPECT_EQ(at100.forward.ps(), (at64.forward + (at64.forward - at63.forward) * 36).ps());
+  EXPECT_NEAR(at100.compute_efficiency, at64.compute_efficiency, 1e-9);
+  const StepResult huge = step_at(1'000'000);
+  EXPECT_EQ(huge.step.ps(), (at64.step + each * (1'000'000 - 64)).ps());
+  EXPECT_LE(huge.events, 2 * at64.events);  // simulated at 64 and 65 micro-batches, not a million
+}
+
 TEST(StepModel, StragglersCostSigmaTimesComputeTimesTheExpectedMaximum) {
   // sigma 2 %, 8 ranks: E[max of 8 normals] = 1.4236; compute 5 ms (1 ms forward, 2 + 2 ms
   // backward, nothing to hide behind) -> 5 x 0.02 x 1.4236 ms, inside the step.
