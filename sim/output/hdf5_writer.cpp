@@ -39,13 +39,23 @@ void check(herr_t status, const char* what) {
   if (status < 0) throw std::runtime_error(std::string("HDF5: cannot ") + what);
 }
 
+// A fixed-length string attribute; one too long for an object header (64 KiB: a long description,
+// a scenario with large inline tables) as a variable-length string, whose bytes live in the file's
+// global heap. Readers see a string either way.
 void string_attribute(hid_t object, const std::string& name, const std::string& value) {
+  constexpr std::size_t kInHeader = 60000;
+  const bool variable = value.size() > kInHeader;
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
-  check(H5Tset_size(type.get(), value.empty() ? 1 : value.size()), "set string size");
+  check(H5Tset_size(type.get(), variable ? H5T_VARIABLE : (value.empty() ? 1 : value.size())), "set string size");
   check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "set string charset");
   Handle space(H5Screate(H5S_SCALAR), H5Sclose, "scalar space");
   Handle attr(H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
               H5Aclose, "attribute");
+  if (variable) {
+    const char* text = value.c_str();
+    check(H5Awrite(attr.get(), type.get(), &text), "write attribute");
+    return;
+  }
   const std::string stored = value.empty() ? std::string(1, '\0') : value;
   check(H5Awrite(attr.get(), type.get(), stored.data()), "write attribute");
 }
@@ -57,14 +67,14 @@ std::string hdf5_image(const Table& table, const std::map<std::string, std::stri
   // In memory only (no backing store): the name is only HDF5's handle on it.
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
   check(H5Pset_fapl_core(fapl.get(), 1 << 16, 0), "keep the file in memory");
+  Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose, "group properties");
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset properties");
   Handle f(H5Fcreate("scalepoint-image.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose, "in-memory file");
   for (const auto& [key, value] : root_attributes) string_attribute(f.get(), key, value);
 
   // No timestamps in object headers: identical inputs must give identical files.
-  Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose, "group properties");
   check(H5Pset_obj_track_times(gcpl.get(), 0), "disable group times");
   Handle group(H5Gcreate2(f.get(), "summary", H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose, "/summary");
-  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset properties");
   check(H5Pset_obj_track_times(dcpl.get(), 0), "disable dataset times");
 
   const hsize_t rows = table.rows();

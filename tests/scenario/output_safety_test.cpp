@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 
+#include <H5Cpp.h>
+
 #include "shell.hpp"
 
 namespace {
@@ -100,4 +102,20 @@ TEST(OutputSafety, ASecondWriterIsRefusedAndAFinishedOneLeavesNoLock) {
   EXPECT_EQ(free.status, 0) << free.output;
   EXPECT_TRUE(fs::exists(out / "summary.csv"));
   EXPECT_FALSE(fs::exists(lock));
+}
+
+TEST(OutputSafety, AnAttributeOverAnObjectHeadersRoomIsStillWritten) {
+  // A 70,000-character description reaches results.h5 in the resolved scenario, more than an HDF5
+  // object header holds (64 KiB): it was "internal error: HDF5: cannot create attribute"; now it
+  // is a variable-length string (in the file's global heap) and reads back whole.
+  const fs::path out = fresh("long");
+  const std::string description(70000, 'x');
+  const RunResult r = run("run " + scenario("bert") + " -q --set accelerators=[8] --set description=" + description +
+                          " --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output.substr(0, 400);
+  H5::H5File file((out / "results.h5").string(), H5F_ACC_RDONLY);
+  H5::Attribute yaml = file.openAttribute("scenario_resolved_yaml");
+  std::string text;
+  yaml.read(yaml.getStrType(), text);
+  EXPECT_NE(text.find(description), std::string::npos);
 }
