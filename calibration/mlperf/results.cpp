@@ -5,6 +5,7 @@
 
 #include "sim/config/config_node.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/first_seen.hpp"
 
 namespace sp::calibration {
 
@@ -133,11 +134,7 @@ void require_times(const std::vector<MlperfResult>& results, const std::string& 
 }
 
 std::vector<std::string> benchmarks(const std::vector<MlperfResult>& results) {
-  std::vector<std::string> names;
-  for (const auto& r : results) {
-    if (std::find(names.begin(), names.end(), r.benchmark) == names.end()) names.push_back(r.benchmark);
-  }
-  return names;
+  return first_seen(results, &MlperfResult::benchmark);
 }
 
 }  // namespace sp::calibration

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <map>
 #include <mutex>
-#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -15,6 +14,7 @@
 #include "calibration/predict/throughput_curve.hpp"
 #include "models/training/convergence.hpp"
 #include "sim/core/parallel_for.hpp"
+#include "sim/core/first_seen.hpp"
 #include "sim/core/quantile.hpp"
 
 namespace sp::calibration {
@@ -81,10 +81,7 @@ int choose_anchor(const std::vector<MlperfResult>& rows, const std::vector<std::
 }
 
 std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& rows) {
-  std::vector<std::string> groups;
-  for (const ScalingRow& r : rows) {
-    if (std::find(groups.begin(), groups.end(), r.row.benchmark) == groups.end()) groups.push_back(r.row.benchmark);
-  }
+  std::vector<std::string> groups = first_seen(rows, [](const ScalingRow& r) { return r.row.benchmark; });
   std::sort(groups.begin(), groups.end());
   groups.insert(groups.end(), {"N=9-64", "N>64", "all"});
   std::vector<ScalingSummary> out;
@@ -122,8 +119,11 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
     if (auto a = catalog.find_accelerator(rows[i].accelerator)) kinds[i] = a->name;
   }
   // The targets and their anchors, grouped by the system a fold leaves out.
-  std::map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> by_system;
-  std::map<std::pair<std::size_t, std::size_t>, std::string> rules;
+  struct Target {
+    std::size_t row, anchor;
+    std::string rule;  // how the anchor was chosen
+  };
+  std::map<std::string, std::vector<Target>> by_system;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const MlperfResult& r = rows[i];
     if (one_node(r) || !r.time_to_train_min) continue;
@@ -134,8 +134,7 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
                                         r.benchmark, r.submitter, r.system_name, kinds[i].empty() ? r.accelerator : kinds[i]));
       continue;
     }
-    by_system[r.system()].emplace_back(i, static_cast<std::size_t>(a));
-    rules[{i, static_cast<std::size_t>(a)}] = rule;
+    by_system[r.system()].push_back({i, static_cast<std::size_t>(a), rule});
   }
   std::vector<std::string> fit_skipped;
   const FitProblem pb(rows, catalog, platforms, fit_skipped);
@@ -144,7 +143,7 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
   for (std::size_t i = 0; i < every.size(); ++i) every[i] = i;
   const Eigen::VectorXd full = pb.fit(every, pb.prior(), 60).x;
   std::vector<std::string> systems;
-  for (const auto& [s, v] : by_system) systems.push_back(s);
+  for (const auto& [s, targets] : by_system) systems.push_back(s);
 
   // Each fold lands at its own slot: the result does not depend on the thread count.
   std::vector<std::vector<ScalingRow>> folds(systems.size());
@@ -164,9 +163,11 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
     const FitProblem::Fit from_prior = pb.fit(train, pb.prior(), 25), from_full = pb.fit(train, full, 25);
     const models::Calibration c = pb.calibration(from_full.cost < from_prior.cost ? from_full : from_prior);
     const SystemModelInputs in{catalog, platforms, c, 0, 1};
-    for (const auto& [t, a] : by_system.at(system)) {
-      const MlperfResult& target = rows[t];
-      const MlperfResult& anchor = rows[a];
+    // The curve of each benchmark, fitted on the fold's rows of it (every kind).
+    std::map<std::string, ThroughputCurve> curves;
+    for (const Target& tg : by_system.at(system)) {
+      const MlperfResult& target = rows[tg.row];
+      const MlperfResult& anchor = rows[tg.anchor];
       const SystemPrediction pt = predict_system(target, in), pa = predict_system(anchor, in);
       if (pt.status != "ok" || pa.status != "ok") {
         fold_skipped[k].push_back(fmt::format("line {}: {} {} {}: {}", target.line, target.benchmark, target.submitter,
@@ -174,15 +175,17 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
         continue;
       }
       const models::Workload w = *catalog.find_workload(target.benchmark);
-      // The curve, fitted on the fold's rows of the benchmark (every kind).
-      std::vector<CurvePoint> points;
-      for (std::size_t i = 0; i < rows.size(); ++i) {
-        const MlperfResult& r = rows[i];
-        if (r.benchmark != target.benchmark || r.system() == system || !r.time_to_train_min || !r.global_batch) continue;
-        points.push_back({kinds[i], scored_samples(w, *r.global_batch), static_cast<double>(*r.global_batch),
-                          static_cast<double>(r.accelerators), *r.time_to_train_min});
+      if (!curves.count(target.benchmark)) {
+        std::vector<CurvePoint> points;
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+          const MlperfResult& r = rows[i];
+          if (r.benchmark != target.benchmark || r.system() == system || !r.time_to_train_min || !r.global_batch) continue;
+          points.push_back({kinds[i], scored_samples(w, *r.global_batch), static_cast<double>(*r.global_batch),
+                            static_cast<double>(r.accelerators), *r.time_to_train_min});
+        }
+        curves.emplace(target.benchmark, fit_throughput_curve(points));
       }
-      const ThroughputCurve curve = fit_throughput_curve(points);
+      const ThroughputCurve& curve = curves.at(target.benchmark);
       const auto point = [&](const MlperfResult& r, const SystemPrediction& p) {
         return CurvePoint{p.kind, scored_samples(w, p.global_batch), static_cast<double>(p.global_batch),
                           static_cast<double>(r.accelerators), *r.time_to_train_min};
@@ -191,7 +194,7 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
       ScalingRow s;
       s.row = target;
       s.anchor = anchor;
-      s.anchor_rule = rules.at({t, a});
+      s.anchor_rule = tg.rule;
       s.kind = pt.kind;
       s.layout = pt.estimate.layout.describe();
       s.anchor_layout = pa.estimate.layout.describe();

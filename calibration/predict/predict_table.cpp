@@ -9,6 +9,7 @@
 
 #include "calibration/predict/naive_baseline.hpp"
 #include "models/training/layout_search.hpp"
+#include "sim/core/first_seen.hpp"
 #include "sim/core/quantile.hpp"
 
 namespace sp::calibration {
@@ -89,11 +90,7 @@ ValidationReport summarise(std::vector<ValidationRow> rows, std::vector<std::str
                              quantile(at_logged, 0.5), quantile(at_logged, 0.9), quantile(convergence_only, 0.5),
                              quantile(convergence_only, 0.9), quantile(baseline, 0.5), quantile(baseline, 0.9)});
   };
-  std::vector<std::string> names;
-  for (const auto& r : rep.rows) {
-    if (std::find(names.begin(), names.end(), r.row.benchmark) == names.end()) names.push_back(r.row.benchmark);
-  }
-  for (const auto& b : names) add(b, [&](const ValidationRow& r) { return r.row.benchmark == b; });
+  for (const auto& b : first_seen(rep.rows, [](const ValidationRow& r) { return r.row.benchmark; })) add(b, [&](const ValidationRow& r) { return r.row.benchmark == b; });
   add("N<=8", [](const ValidationRow& r) { return r.row.accelerators <= 8; });
   add("N=9-64", [](const ValidationRow& r) { return r.row.accelerators > 8 && r.row.accelerators <= 64; });
   add("N>64", [](const ValidationRow& r) { return r.row.accelerators > 64; });

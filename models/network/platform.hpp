@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -49,6 +50,10 @@ struct Platform {
   /// deviations of a normal: 1.5 % (at most 4.1 %). Its outliers (up to 1.5x) are faults, not this.
   double gpu_speed_spread = 0.015;
   PlatformPower power;
+
+  /// sigma of one rank's compute time relative to its kind's in one step: the persistent spread
+  /// and the step-to-step jitter, independent normals.
+  double rank_speed_sd() const { return std::sqrt(gpu_speed_spread * gpu_speed_spread + compute_jitter * compute_jitter); }
 
   int accelerators_per_node() const { return topology.accelerators_per_node; }
   int nodes_for(int accelerators) const {

@@ -74,14 +74,12 @@ struct Search {
   int n;
   std::int64_t gbs;
   Fidelity fidelity;
-  std::map<Key, TrainingEstimate> fastest;    // per set of sizes, its fastest that fits
-  std::optional<TrainingEstimate> first_bad;  // why the first resolvable candidate did not fit
+  std::map<Key, TrainingEstimate> fastest{};  // per set of sizes, its fastest that fits
+  std::optional<TrainingEstimate> first_bad{};  // why the first resolvable candidate did not fit
   double seconds_per_step_second = 0;         // time to train per second of step (any estimate)
-  int tried = 0;
 
   std::optional<TrainingEstimate> evaluate(const ParallelSpec& s) {
     TrainingEstimate e = estimate_training(w, p, n, gbs, s, fidelity);
-    ++tried;
     if (!e.ok()) {
       if (!first_bad) first_bad = std::move(e);
       return std::nullopt;
@@ -94,15 +92,13 @@ struct Search {
 
   // The fastest micro-batch of `s` that fits (the recipe's, before any bound): without a
   // pipeline the largest, as in the grid.
-  std::optional<TrainingEstimate> consider(ParallelSpec s) {
+  std::optional<TrainingEstimate> consider(const ParallelSpec& s) {
+    std::vector<Candidate> fitting;
+    add_fitting(s, fitting);
     std::optional<TrainingEstimate> best;
-    for (int mb : micro_batches(s, n, gbs)) {
-      s.micro_batch = mb;
-      std::string why;
-      if (!resolve_layout(s, p.topology, n, gbs, why)) continue;
-      const auto e = evaluate(s);
+    for (const Candidate& c : fitting) {
+      const auto e = evaluate(c.spec);
       if (e && (!best || e->time_to_train < best->time_to_train)) best = e;
-      if (e && s.pipeline.value_or(1) == 1) break;
     }
     return best;
   }
@@ -179,10 +175,9 @@ struct Search {
   }
 };
 
-TrainingEstimate chosen(const TrainingEstimate& e, const char* basis, const TrainingEstimate* other, int tried) {
+TrainingEstimate chosen(const TrainingEstimate& e, const char* basis, const TrainingEstimate* other) {
   TrainingEstimate out = e;
   out.layout_basis = basis;
-  out.layouts_tried = tried;
   if (other) {
     out.runner_up = other->layout.describe();
     out.runner_up_slower = to_seconds(other->time_to_train) / to_seconds(e.time_to_train) - 1;
@@ -195,9 +190,9 @@ TrainingEstimate chosen(const TrainingEstimate& e, const char* basis, const Trai
 std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform& p, int n, std::int64_t gbs,
                                                const ParallelSpec& base, const LayoutSearch& search,
                                                Fidelity fidelity, LayoutFallback fallback) {
-  Search s{w, p, n, gbs, fidelity, {}, std::nullopt, 0, 0};
+  Search s{w, p, n, gbs, fidelity};
   if (base.declared) {
-    if (auto e = s.consider(base)) return chosen(*e, "declared", nullptr, s.tried);
+    if (auto e = s.consider(base)) return chosen(*e, "declared", nullptr);
     if (fallback == LayoutFallback::none) return s.first_bad;
   }
   // The recipe: the workload's layout at N, or where it does not fit its first alternative that does.
@@ -213,9 +208,9 @@ std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform
   if (recipe && to_seconds(recipe->time_to_train) <= (1 + kLayoutMargin) * to_seconds(best->time_to_train)) {
     // The recipe's runner-up is the fastest other layout, which may be up to 10 % faster.
     const TrainingEstimate* other = key_of(best->layout) == key_of(recipe->layout) ? second : best;
-    return chosen(*recipe, "recipe", other, s.tried);
+    return chosen(*recipe, "recipe", other);
   }
-  return chosen(*best, base.declared ? "searched: the declared layout does not fit" : "searched", second, s.tried);
+  return chosen(*best, base.declared ? "searched: the declared layout does not fit" : "searched", second);
 }
 
 }  // namespace sp::models

@@ -1,7 +1,6 @@
 #include "models/training/step_model.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 
@@ -129,8 +128,7 @@ void critical_path(const StepGraph& g, const Execution& x, StepResult& r) {
 }  // namespace
 
 double straggler_factor(const Platform& p, int accelerators) {
-  return std::sqrt(p.gpu_speed_spread * p.gpu_speed_spread + p.compute_jitter * p.compute_jitter) *
-         max_of_normals(accelerators).mean;
+  return p.rank_speed_sd() * max_of_normals(accelerators).mean;
 }
 
 namespace {

@@ -87,7 +87,7 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
   // between GPUs is one draw of M_N for the whole run (the same GPU is the slowest every step),
   // the jitter a fresh one each step, whose sum over s steps is close to normal (central limit).
   const MaxMoments m = max_of_normals(e.accelerators);
-  const double sigma = std::sqrt(p.gpu_speed_spread * p.gpu_speed_spread + p.compute_jitter * p.compute_jitter);
+  const double sigma = p.rank_speed_sd();
   const double per_step = to_seconds(e.step.straggler);
   const double relative_sd = m.mean > 0 ? std::sqrt(m.variance) / m.mean : 0;  // of one draw of M_N
   const double persistent = sigma > 0 ? p.gpu_speed_spread / sigma * relative_sd : 0;

@@ -49,7 +49,6 @@ struct TrainingEstimate {
   std::string layout_basis;
   std::string runner_up;
   double runner_up_slower = 0;
-  int layouts_tried = 0;
 
   bool ok() const { return status == "ok"; }
 };

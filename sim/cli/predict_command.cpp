@@ -10,6 +10,7 @@
 #include "calibration/mlperf/calibrate.hpp"
 #include "calibration/predict/predict_table.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/core/first_seen.hpp"
 #include "sim/output/plot.hpp"
 #include "sim/output/staged_files.hpp"
 
@@ -19,14 +20,6 @@ namespace {
 
 // One colour per benchmark, in the order the benchmarks first appear, in every plot.
 const char* colour(std::size_t benchmark) { return output::series_colour(benchmark); }
-
-std::vector<std::string> first_seen(const std::vector<std::string>& benchmarks) {
-  std::vector<std::string> names;
-  for (const auto& b : benchmarks) {
-    if (std::find(names.begin(), names.end(), b) == names.end()) names.push_back(b);
-  }
-  return names;
-}
 
 // Predicted against published, log-log, one colour per benchmark, with the diagonal.
 bool plot_validation(const std::filesystem::path& png, const calibration::ValidationReport& rep,

@@ -1,6 +1,5 @@
 // `scalepoint validate --scaling`: multi-node times predicted from a measured time on fewer nodes
 // (calibration/mlperf/scaling_validation.hpp), beside the two-parameter throughput curve.
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -8,6 +7,7 @@
 
 #include "calibration/mlperf/scaling_validation.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/core/first_seen.hpp"
 #include "sim/output/plot.hpp"
 #include "sim/output/staged_files.hpp"
 
@@ -99,10 +99,7 @@ output::Table summary_table(const calibration::ScalingReport& rep) {
 // Predicted against published speedup over the anchor, log-log, one colour per benchmark: the
 // model filled, the throughput curve open.
 bool plot_speedups(const std::filesystem::path& png, const calibration::ScalingReport& rep) {
-  std::vector<std::string> names;
-  for (const auto& r : rep.rows) {
-    if (std::find(names.begin(), names.end(), r.row.benchmark) == names.end()) names.push_back(r.row.benchmark);
-  }
+  const std::vector<std::string> names = first_seen(rep.rows, [](const calibration::ScalingRow& r) { return r.row.benchmark; });
   std::string data, plots = "x title 'equal' lc rgb '#888888'";
   for (std::size_t b = 0; b < names.size(); ++b) {
     data += fmt::format("$b{} << EOD\n", b);

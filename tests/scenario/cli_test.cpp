@@ -26,15 +26,9 @@ namespace fs = std::filesystem;
 using sp::testing::RunResult;
 using sp::testing::slurp;
 
-RunResult run(const std::string& args) { return sp::testing::shell(std::string(SP_CLI) + " " + args); }
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("sp_cli_test_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(d);
-  return d;
-}
-
-std::string scenario(const std::string& name) { return std::string(SP_SOURCE_DIR) + "/scenarios/" + name + ".yaml"; }
+RunResult run(const std::string& args) { return sp::testing::cli(args); }
+fs::path fresh_dir(const std::string& name) { return sp::testing::fresh_dir("cli_test", name); }
+std::string scenario(const std::string& name) { return sp::testing::scenario_file(name); }
 
 }  // namespace
 

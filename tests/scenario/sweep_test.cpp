@@ -33,11 +33,7 @@ sp::testing::RunResult sweep(const std::string& args, int ranks = 0) {
   return shell(launcher + SP_CLI + " sweep " + args);
 }
 
-fs::path fresh(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("sp_sweep_test_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(d);
-  return d;
-}
+fs::path fresh(const std::string& name) { return sp::testing::fresh_dir("sweep_test", name); }
 
 }  // namespace
 
