@@ -191,8 +191,7 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   if (row.global_batch) {
     gbs = *row.global_batch;
   } else {
-    const int model = spec.tensor.value_or(1) * spec.context.value_or(1) * spec.pipeline.value_or(1);
-    gbs = typical_global_batch(*w, n, n % model == 0 ? n / model : n);
+    gbs = typical_global_batch(*w, n, spec);
   }
   out.global_batch = gbs;
 

@@ -28,6 +28,11 @@ std::int64_t typical_global_batch(const Workload& w, int n, int dp) {
   return static_cast<std::int64_t>(per_rank) * dp;
 }
 
+std::int64_t typical_global_batch(const Workload& w, int n, const ParallelSpec& s) {
+  const int model = s.tensor.value_or(1) * s.context.value_or(1) * s.pipeline.value_or(1);
+  return typical_global_batch(w, n, n % model == 0 ? n / model : n);
+}
+
 double Workload::model_error_at(int n) const {
   const auto band = model_error_by_scale.lower_bound(n);
   const double e = band == model_error_by_scale.end() ? model_error : std::max(model_error, band->second);

@@ -181,5 +181,8 @@ Duration parse_launch(const config::ConfigNode& node);
 /// the nearest end point outside them), rounded to a whole number of samples per data-parallel
 /// rank.
 std::int64_t typical_global_batch(const Workload& w, int accelerators, int data_parallel);
+/// The same with the data-parallel ranks `parallel`'s model-parallel sizes leave at N (N per
+/// TP x CP x PP, or N where that does not divide it: the layout is then the search's).
+std::int64_t typical_global_batch(const Workload& w, int accelerators, const ParallelSpec& parallel);
 
 }  // namespace sp::models

@@ -29,7 +29,7 @@ void apply_anchor(ScenarioSpec& spec, Anchor& a, const config::ConfigNode& where
     if (it != spec.batch.by_accelerators.end()) {
       gbs = it->second;
     } else if (spec.batch.typical) {
-      gbs = models::typical_global_batch(spec.workload, n, n);
+      gbs = models::typical_global_batch(spec.workload, n, spec.parallel_spec(n));  // as at the scenario's N
     } else {
       where.at("accelerators").fail(fmt::format("the batch gives no global batch at N={}", n),
                                     "add it to batch.global_by_accelerators");

@@ -167,11 +167,7 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
   const config::ConfigNode batch = root.at("batch");
   s.batch = parse_batch(batch);
   if (s.batch.typical) {
-    for (int n : s.accelerators) {
-      const models::ParallelSpec p = s.parallel_spec(n);
-      const int model = p.tensor.value_or(1) * p.context.value_or(1) * p.pipeline.value_or(1);
-      s.batch.by_accelerators[n] = models::typical_global_batch(s.workload, n, n % model == 0 ? n / model : n);
-    }
+    for (int n : s.accelerators) s.batch.by_accelerators[n] = models::typical_global_batch(s.workload, n, s.parallel_spec(n));
   }
   check_counts(s, list, batch);
   // Every N must have a layout; a bad one is the input's fault, not a result.

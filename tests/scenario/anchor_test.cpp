@@ -50,6 +50,26 @@ TEST(Anchor, TheModelGivesTheMeasuredTimeAtTheAnchorAndScalesFromIt) {
   EXPECT_NEAR(same.anchor->software_factor, 1.0, 1e-6);
 }
 
+TEST(Anchor, AnAnchorAtAnUnlistedNTakesTheBatchTheScenarioWouldGiveThere) {
+  // Llama2-70B LoRA with v4.1's typical batches: at 16 GPUs 8 sequences, the recipe TP4 CP2
+  // leaving 2 data-parallel ranks of 4. An anchor at 16 must be solved at that batch whether or not
+  // 16 is among the scenario's counts; rounded to 16 ranks of one (the batch as if every GPU were
+  // a replica) the model's time there would be another and so would the level.
+  const models::Catalog catalog(std::filesystem::path(SP_SOURCE_DIR) / "models");
+  const auto llama = [&](const std::string& counts) {
+    return load_scenario(std::string(SP_SOURCE_DIR) + "/scenarios/llama2_70b_lora.yaml",
+                         {{"samples", "0", "--set samples=0"},
+                          {"batch", "{typical: true}", "--set batch"},
+                          {"accelerators", counts, "--set accelerators"},
+                          {"anchor", "{accelerators: 16, time_to_train: \"15 min\"}", "--anchor 16=15min"}},
+                         catalog);
+  };
+  const ScenarioSpec listed = llama("[16, 64]"), unlisted = llama("[8, 64]");
+  ASSERT_EQ(listed.batch.global_batch(16), 8);
+  EXPECT_EQ(to_seconds(unlisted.anchor->modelled_before), to_seconds(listed.anchor->modelled_before));
+  EXPECT_EQ(unlisted.anchor->software_factor, listed.anchor->software_factor);
+}
+
 TEST(Anchor, AnAnchorTheModelCannotMeetIsAnInputError) {
   try {
     bert({{"anchor", "{accelerators: 8, time_to_train: \"10 s\"}", "--anchor 8=10s"}});
