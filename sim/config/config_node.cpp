@@ -250,6 +250,13 @@ Duration ConfigNode::as_nonnegative_duration() const {
   return d;
 }
 
+double ConfigNode::as_positive_seconds() const {
+  const double s = parse_located(*this, scalar_text("a time"),
+                                 [](std::string_view t) { return parse_quantity(t, Dimension::time); });
+  if (!(s > 0) || !std::isfinite(s)) fail("must be greater than 0, got \"" + as_string() + "\"");
+  return s;
+}
+
 std::string ConfigNode::dump() const {
   YAML::Emitter out;
   out << impl_->node;

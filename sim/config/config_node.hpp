@@ -79,6 +79,9 @@ class ConfigNode {
   BytesPerSecond as_positive_bandwidth() const;
   FlopsPerSecond as_positive_flop_rate() const;
   Duration as_nonnegative_duration() const;
+  /// A time > 0 in seconds, of any length (a Duration stops at about 106 days; a component's
+  /// mean time between failures is years).
+  double as_positive_seconds() const;
 
   /// Throws InputError located at this node.
   [[noreturn]] void fail(const std::string& message, const std::string& hint = {}) const;

@@ -18,7 +18,7 @@ struct Unit {
 };
 
 // Bits are converted to bytes here (factor 1/8), so "400 Gb/s" is 50e9 B/s.
-constexpr std::array<Unit, 19> kUnits = {{
+constexpr std::array<Unit, 20> kUnits = {{
     {"B", Dimension::bytes, 1.0, true},
     {"b", Dimension::bytes, 0.125, true},
     {"bit", Dimension::bytes, 0.125, true},
@@ -38,6 +38,7 @@ constexpr std::array<Unit, 19> kUnits = {{
     {"s", Dimension::time, 1.0, false},
     {"min", Dimension::time, 60.0, false},
     {"h", Dimension::time, 3600.0, false},
+    {"d", Dimension::time, 86400.0, false},  // day: failure rates and whole runs
 }};
 
 struct Prefix {

@@ -1,0 +1,196 @@
+#include "models/goodput/run_simulation.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/core/det_math.hpp"
+#include "sim/core/engine.hpp"
+#include "sim/core/error.hpp"
+
+namespace sp::models {
+
+namespace {
+
+// Microsecond ticks: a run of a year is 3e13 of them, far inside int64.
+Duration span(double s) { return Duration::from_ps(std::llround(s * 1e6)); }
+double secs(SimTime t) { return static_cast<double>(t.ps()) * 1e-6; }
+
+// A guard against plans that cannot finish in any reasonable time (a failure rate far above the
+// checkpoint rate): the caller checks the expectation first; this catches what slips past it.
+constexpr std::uint64_t kMaxEvents = 50'000'000;
+
+class Run {
+ public:
+  Run(const RunPlan& plan, RngStream& rng, std::vector<RunSpan>* trace) : p_(plan), rng_(rng), trace_(trace) {
+    pool_ = plan.spare_nodes.value_or(0);
+  }
+
+  RunOutcome go() {
+    next_failure();
+    train();
+    while (!done_ && engine_.step()) {
+      if (engine_.events_processed() > kMaxEvents) {
+        throw ModelError("a run with " + std::to_string(out_.failures) +
+                         " failures has not finished; the failure rate is too high for its checkpoints and restarts");
+      }
+    }
+    out_.wall_s = secs(end_);
+    return out_;
+  }
+
+ private:
+  enum class Phase { train, stall, restart, wait };
+
+  void record(RunSpan::Kind k, double from) {
+    if (trace_ && secs(engine_.now()) > from) trace_->push_back({k, from, secs(engine_.now())});
+  }
+
+  void next_failure() {
+    if (!(p_.failures_per_s > 0)) return;
+    // Exponential gaps, by inversion with the machine-independent log.
+    const double gap = -det::log(1 - rng_.uniform01()) / p_.failures_per_s;
+    failure_ = engine_.schedule_after(span(gap), [this] { fail(); });
+  }
+
+  void train() {
+    phase_ = Phase::train;
+    phase_start_ = secs(engine_.now());
+    const double goal = std::min(p_.work_s, (std::floor(progress_ / p_.interval_s + 1e-9) + 1) * p_.interval_s);
+    phase_event_ = engine_.schedule_after(span(goal - progress_), [this, goal] {
+      record(RunSpan::Kind::train, phase_start_);
+      progress_ = goal;
+      if (goal >= p_.work_s) {
+        finish();
+      } else {
+        checkpoint(goal);
+      }
+    });
+  }
+
+  void checkpoint(double at_progress) {
+    phase_ = Phase::stall;
+    phase_start_ = secs(engine_.now());
+    phase_event_ = engine_.schedule_after(span(p_.stall_s), [this, at_progress] {
+      record(RunSpan::Kind::checkpoint, phase_start_);
+      out_.checkpoint_s += p_.stall_s;
+      if (p_.async) {
+        writes_.push_back(engine_.schedule_after(span(p_.write_s), [this, at_progress] {
+          durable_ = std::max(durable_, at_progress);
+          ++out_.checkpoints;
+        }));
+      } else {
+        durable_ = at_progress;
+        ++out_.checkpoints;
+      }
+      train();
+    });
+  }
+
+  void fail() {
+    const double now = secs(engine_.now());
+    engine_.cancel(phase_event_);
+    for (EventId w : writes_) engine_.cancel(w);  // a write in flight is lost with the job
+    writes_.clear();
+    switch (phase_) {
+      case Phase::train: progress_ += now - phase_start_; record(RunSpan::Kind::train, phase_start_); break;
+      case Phase::stall: out_.checkpoint_s += now - phase_start_; record(RunSpan::Kind::checkpoint, phase_start_); break;
+      case Phase::restart: out_.restart_s += now - phase_start_; record(RunSpan::Kind::restart, phase_start_); break;
+      case Phase::wait: out_.wait_s += now - phase_start_; record(RunSpan::Kind::wait_spare, phase_start_); break;
+    }
+    ++out_.failures;
+    out_.lost_s += progress_ - durable_;
+    if (trace_) trace_->push_back({RunSpan::Kind::failure, now, now});
+    progress_ = durable_;
+    if (p_.spare_nodes && rng_.uniform01() < p_.node_share) {
+      if (pool_ > 0) {
+        --pool_;
+      } else {
+        ++missing_;
+      }
+      engine_.schedule_after(span(p_.repair_s), [this] { repaired(); });
+    }
+    next_failure();
+    if (missing_ > 0) {
+      phase_ = Phase::wait;
+      phase_start_ = now;
+    } else {
+      restart();
+    }
+  }
+
+  void repaired() {
+    if (done_) return;
+    if (missing_ == 0) {
+      ++pool_;
+      return;
+    }
+    if (--missing_ == 0 && phase_ == Phase::wait) {
+      out_.wait_s += secs(engine_.now()) - phase_start_;
+      record(RunSpan::Kind::wait_spare, phase_start_);
+      restart();
+    }
+  }
+
+  void restart() {
+    phase_ = Phase::restart;
+    phase_start_ = secs(engine_.now());
+    phase_event_ = engine_.schedule_after(span(p_.restart_s), [this] {
+      record(RunSpan::Kind::restart, phase_start_);
+      out_.restart_s += p_.restart_s;
+      train();
+    });
+  }
+
+  void finish() {
+    done_ = true;
+    end_ = engine_.now();
+  }
+
+  const RunPlan& p_;
+  RngStream& rng_;
+  std::vector<RunSpan>* trace_;
+  Engine engine_;
+  RunOutcome out_;
+  Phase phase_ = Phase::train;
+  double phase_start_ = 0;
+  double progress_ = 0, durable_ = 0;
+  EventId phase_event_, failure_;
+  std::vector<EventId> writes_;
+  int pool_ = 0, missing_ = 0;
+  bool done_ = false;
+  SimTime end_;
+};
+
+}  // namespace
+
+RunOutcome simulate_run(const RunPlan& plan, RngStream& rng, std::vector<RunSpan>* trace) {
+  if (!(plan.work_s > 0)) return {};
+  if (!(plan.interval_s > 0)) throw ModelError("a checkpoint interval must be greater than 0");
+  return Run(plan, rng, trace).go();
+}
+
+std::string run_trace_json(const std::vector<RunSpan>& spans) {
+  static constexpr const char* kNames[] = {"train", "checkpoint", "restart", "wait for spare", "failure"};
+  std::string out = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  for (int k = 0; k < 5; ++k) {
+    out += fmt::format("{{\"ph\": \"M\", \"pid\": 1, \"tid\": {}, \"name\": \"thread_name\", \"args\": {{\"name\": \"{}\"}}}},\n",
+                       k, kNames[k]);
+  }
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const RunSpan& s = spans[i];
+    const int k = static_cast<int>(s.kind);
+    if (s.kind == RunSpan::Kind::failure) {
+      out += fmt::format("{{\"ph\": \"i\", \"s\": \"g\", \"pid\": 1, \"tid\": {}, \"name\": \"failure\", \"ts\": {:.0f}}}", k,
+                         s.start_s * 1e6);
+    } else {
+      out += fmt::format("{{\"ph\": \"X\", \"pid\": 1, \"tid\": {}, \"name\": \"{}\", \"ts\": {:.0f}, \"dur\": {:.0f}}}", k,
+                         kNames[k], s.start_s * 1e6, (s.end_s - s.start_s) * 1e6);
+    }
+    out += i + 1 < spans.size() ? ",\n" : "\n";
+  }
+  out += "]}\n";
+  return out;
+}
+
+}  // namespace sp::models
