@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "models/goodput/checkpoint_interval.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/quantile.hpp"
@@ -48,20 +50,21 @@ GoodputEstimate estimate_goodput(const Reliability& r, const TrainingEstimate& e
     g.mean_wall_s = g.p10_wall_s = g.p50_wall_s = g.p90_wall_s = g.expected_wall_s;
   } else {
     if (!(g.expected_wall_s < kHopeless * work)) {
-      throw ModelError("N=" + std::to_string(e.accelerators) + ": with a failure every " +
-                       std::to_string(g.job.mtbf_hours()) + " h and a restart of " + std::to_string(plan.restart_s) +
-                       " s the run would take more than 1000 times its failure-free time; check reliability.sources");
+      throw ModelError(fmt::format("N={}: with a failure every {:.3g} h and a restart of {:.0f} s the run would take more "
+                                   "than {:.0f} times its failure-free time; check reliability.sources",
+                                   e.accelerators, g.job.mtbf_hours(), plan.restart_s, kHopeless));
     }
     g.counted = true;
     RngStream rng(seed, point, "failures");
     std::vector<double> walls;
+    double excess = 0;  // the mean of wall - work: exactly 0 (goodput 1) when no replicate lost anything
     const int n = std::max(samples, 1);
     for (int k = 0; k < n; ++k) {
       std::vector<RunSpan> spans;
       const RunOutcome o = simulate_run(plan, rng, timeline && k == 0 ? &spans : nullptr);
       if (timeline && k == 0) g.timeline = run_trace_json(spans);
       walls.push_back(o.wall_s);
-      g.mean_wall_s += o.wall_s / n;
+      excess += (o.wall_s - work) / n;
       g.interruptions += static_cast<double>(o.failures) / n;
       g.checkpoints += static_cast<double>(o.checkpoints) / n;
       g.lost_s += o.lost_s / n;
@@ -70,6 +73,7 @@ GoodputEstimate estimate_goodput(const Reliability& r, const TrainingEstimate& e
       g.wait_s += o.wait_s / n;
     }
     std::sort(walls.begin(), walls.end());
+    g.mean_wall_s = work + excess;
     g.p10_wall_s = sorted_quantile(walls, 0.1);
     g.p50_wall_s = sorted_quantile(walls, 0.5);
     g.p90_wall_s = sorted_quantile(walls, 0.9);

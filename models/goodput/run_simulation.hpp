@@ -5,7 +5,7 @@
 // Synchronous checkpoints stop training for their write; asynchronous ones for a snapshot copy,
 // and become durable a write time later (a failure before that falls back to the previous one).
 // Runs last days to months, beyond the step engine's picosecond clock (about 106 days), so this
-// engine's ticks are microseconds.
+// engine's ticks are nanoseconds.
 #pragma once
 
 #include <cstdint>

@@ -161,7 +161,8 @@ void parse_measured(const config::ConfigNode& n, Topology& topo) {
 
 Platform parse_platform(const config::ConfigNode& n, const Catalog& catalog) {
   n.expect_only({"name", "site", "accelerator", "accelerators_per_node", "scale_up", "host", "scale_out", "protocols",
-                 "algorithms", "compute_jitter", "gpu_speed_spread", "measured", "power"});
+                 "algorithms", "compute_jitter", "gpu_speed_spread", "measured", "power",
+                 "reliability"});  // read by the run-level model (models/goodput/reliability.hpp)
   Platform p;
   p.name = n.at("name").as_string();
   if (auto s = n.find("site")) p.site = s->as_string();

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
                       "a measured time to train at one accelerator count, N=TIME (e.g. 8=28.2min): sets the system's "
                       "software level before the scaling is predicted (the scenario's anchor key)");
   run_cmd->add_flag("--quiet,-q", run.quiet, "print nothing but errors");
+  run_cmd->add_flag("!--no-timelines", run.timelines, "write no timeline_N*.json or run_timeline_N*.json");
 
   sp::cli::CollectiveOptions coll;
   CLI::App* coll_cmd = app.add_subcommand(

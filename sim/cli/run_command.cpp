@@ -64,7 +64,7 @@ int run_command(const RunOptions& o) {
   }
   const models::Catalog catalog(models::data_root() / "models");
   const ScenarioSpec spec = load_scenario(o.scenario, overrides, catalog);
-  const std::vector<ScalingPoint> points = run_scenario(spec, true);
+  const std::vector<ScalingPoint> points = run_scenario(spec, o.timelines, true);
   // The convergence table is measured only up to its largest batch; far beyond it the samples to
   // converge are a straight-line guess.
   std::int64_t largest = 0;
@@ -112,6 +112,12 @@ int run_command(const RunOptions& o) {
     files.write(name, p.timeline);
     m.files.push_back(name);
   }
+  for (const ScalingPoint& p : points) {  // one replicate's whole run: failures, checkpoints, restarts
+    if (p.goodput.timeline.empty()) continue;
+    const std::string name = fmt::format("run_timeline_N{}.json", p.estimate.accelerators);
+    files.write(name, p.goodput.timeline);
+    m.files.push_back(name);
+  }
   const fs::path png = files.stage("scaling.png");
   const bool plotted = output::plot_scaling(
       png, table, fmt::format("{} on {} ({})", spec.workload.name, spec.platform.name, spec.platform.accelerator.name));
@@ -130,14 +136,21 @@ int run_command(const RunOptions& o) {
     if (spec.anchor) std::printf("%s\n", anchor_text(*spec.anchor).c_str());
     std::fputs(console_table(table).c_str(), stdout);
     std::vector<int> n;
-    std::vector<double> t, energy;
+    std::vector<double> t, effective, energy;
     constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+    bool failures = false;
     for (const ScalingPoint& p : points) {
       n.push_back(p.estimate.accelerators);
       t.push_back(p.estimate.ok() ? to_seconds(p.estimate.time_to_train) : nan);
+      effective.push_back(p.estimate.ok() ? p.goodput.effective_s : nan);
       energy.push_back(p.energy.ok ? p.energy.total().value() : nan);
+      failures = failures || p.goodput.counted;
     }
     std::printf("break-even points (time to train; energy):\n%s", describe(break_even_points(n, t, {}, &energy)).c_str());
+    if (failures) {
+      std::printf("break-even points (effective time to train: failures, checkpoints, restarts):\n%s",
+                  describe(break_even_points(n, effective)).c_str());
+    }
     if (!points.empty() && !points.front().energy.ok && points.front().estimate.ok()) {
       std::printf("no energy: %s\n", points.front().energy.why.c_str());
     }
@@ -146,7 +159,8 @@ int run_command(const RunOptions& o) {
     }
     std::printf("wrote %s/{%s}%s\n", dir.string().c_str(),
                 plotted ? "summary.csv,results.h5,manifest.yaml,scaling.png" : "summary.csv,results.h5,manifest.yaml",
-                m.files.size() > 4 ? " and a step timeline per N (timeline_N*.json, chrome://tracing or Perfetto)" : "");
+                m.files.size() > 4 ? " and a step timeline per N (timeline_N*.json, chrome://tracing or Perfetto), "
+                                     "a run's failures and checkpoints per N (run_timeline_N*.json)" : "");
   }
   if (!plotted) std::fprintf(stderr, "scalepoint: warning: gnuplot not found or failed; scaling.png not written\n");
   return 0;

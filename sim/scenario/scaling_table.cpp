@@ -115,6 +115,30 @@ const std::vector<ColumnDef>& column_defs() {
        false, true, [](P p) { return p.loss_step_overhead; }},
       {"loss_evaluation", "1", "factor of 1/E' from evaluation time that does not shrink with N", false, true,
        [](P p) { return p.loss_evaluation; }},
+      // The run with failures, checkpoints and restarts (models/goodput): means over the replicates.
+      {"job_mtbf_h", "h", "mean time between failures of the job's accelerators and nodes (0: failures off)", false, true,
+       [](P p) { return p.goodput.job.mtbf_hours(); }},
+      {"checkpoint_gb", "GB", "one checkpoint: trainable weights and optimizer states", false, true,
+       [](P p) { return p.goodput.job.checkpoint.value() / 1e9; }},
+      {"checkpoint_interval_min", "min", "training between checkpoints (the run's length: none)", false, true,
+       [](P p) { return p.goodput.interval_s / 60; }},
+      {"checkpoint_stall_s", "s", "training stopped per checkpoint (the write, or the snapshot when async)", false, true,
+       [](P p) { return s(p.goodput.job.stall); }},
+      {"restart_s", "s", "a failure to training again: detection, relaunch, init, checkpoint read", false, true,
+       [](P p) { return s(p.goodput.job.restart); }},
+      {"interruptions", "count", "expected failures per run", false, true, [](P p) { return p.goodput.interruptions; }},
+      {"lost_training_s", "s", "expected training redone per run (since the last durable checkpoint)", false, true,
+       [](P p) { return p.goodput.lost_s; }},
+      {"goodput", "1", "run_time_s / expected wall time with failures, checkpoints and restarts", false, true,
+       [](P p) { return p.goodput.goodput; }},
+      {"effective_time_to_train_min", "min", "time_to_train_min / goodput", false, true,
+       [](P p) { return p.goodput.effective_s / 60; }},
+      {"effective_time_to_train_p10_min", "min", "10th percentile over failure histories (at the expected convergence)",
+       false, true, [](P p) { return p.goodput.effective_p10_s / 60; }},
+      {"effective_time_to_train_p90_min", "min", "90th percentile over failure histories (at the expected convergence)",
+       false, true, [](P p) { return p.goodput.effective_p90_s / 60; }},
+      {"effective_e_prime", "1", "E' on the effective times to train", false, true,
+       [](P p) { return p.effective_e_prime; }},
   };
   return defs;
 }
@@ -171,6 +195,8 @@ std::string console_table(const output::Table& t) {
       {"time_to_train_p10_min", "p10", "{:.3f}", 1},
       {"time_to_train_p90_min", "p90", "{:.3f}", 1},
       {"e_prime", "E'", "{:.3f}", 1},
+      {"goodput", "goodput", "{:.3f}", 1},
+      {"effective_time_to_train_min", "eff.TTT", "{:.3f}", 1},
       {"energy_kwh", "kWh", "{:.1f}", 1},
   };
   const output::Column& status = t.column("status");

@@ -8,6 +8,7 @@
 
 #include "models/calibration.hpp"
 #include "models/training/layout_search.hpp"
+#include "sim/core/parallel_for.hpp"
 #include "sim/core/sha256.hpp"
 
 namespace sp {
@@ -107,7 +108,7 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
   const config::ConfigNode root = config::load_file(file, overrides);
   if (!root.is_map()) root.fail("a scenario must be a mapping of keys such as name, workload, platform");
   root.expect_only({"name", "description", "seed", "workload", "platform", "accelerators", "batch", "fidelity",
-                    "parallelism", "samples", "calibration", "launch", "anchor"});
+                    "parallelism", "samples", "calibration", "launch", "anchor", "reliability"});
   s.resolved_yaml = root.dump();
   s.resolved_sha256 = sha256_hex(s.resolved_yaml);
 
@@ -123,6 +124,8 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
   if (auto l = root.find("launch")) s.workload.dispatch_per_kernel = models::parse_launch(*l);
   const config::ConfigNode platform = root.at("platform");
   s.platform = models::parse_platform(platform, catalog);
+  if (auto r = platform.find("reliability")) s.reliability = models::parse_reliability(*r, s.reliability);
+  if (auto r = root.find("reliability")) s.reliability = models::parse_reliability(*r, s.reliability);
   // The calibrated efficiency curves and accelerator factors: the committed MLPerf v4.1 fit unless
   // the scenario names another parameter file, or none.
   models::Calibration calibration = models::default_calibration();
@@ -207,40 +210,67 @@ models::LayoutSearch ScenarioSpec::layout_search(int n) const {
   return workload.parallelism.for_accelerators(n).search.value_or(models::LayoutSearch{});
 }
 
-std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec, bool timelines) {
-  std::vector<ScalingPoint> out;
-  for (int n : spec.accelerators) {
-    ScalingPoint p;
-    // The layout as given, or the fastest its search allows; where the batch does not fit at
-    // once and no micro-batch is pinned, gradient accumulation, as submitters do.
-    const auto best = models::fastest_layout(spec.workload, spec.platform, n, spec.batch.global_batch(n),
-                                             spec.parallel_spec(n), spec.layout_search(n), spec.fidelity);
-    p.estimate = best ? *best
-                      : models::estimate_training(spec.workload, spec.platform, n, spec.batch.global_batch(n),
-                                                  spec.parallel_spec(n), spec.fidelity);
-    models::add_prediction_interval(p.estimate, spec.workload, spec.platform, spec.samples, spec.seed,
-                                    static_cast<std::uint64_t>(n));
-    p.energy = models::estimate_energy(p.estimate, spec.platform, spec.power);
-    if (p.energy.ok) {
-      // The runs' time, not the score's: a run is not scaled up, its energy is spent.
-      p.energy_p10 = p.energy.average() * p.estimate.run_p10;
-      p.energy_p90 = p.energy.average() * p.estimate.run_p90;
+namespace {
+ScalingPoint run_point(const ScenarioSpec& spec, int n, bool timelines) {
+  ScalingPoint p;
+  // The layout as given, or the fastest its search allows; where the batch does not fit at
+  // once and no micro-batch is pinned, gradient accumulation, as submitters do.
+  const auto best = models::fastest_layout(spec.workload, spec.platform, n, spec.batch.global_batch(n),
+                                           spec.parallel_spec(n), spec.layout_search(n), spec.fidelity);
+  p.estimate = best ? *best
+                    : models::estimate_training(spec.workload, spec.platform, n, spec.batch.global_batch(n),
+                                                spec.parallel_spec(n), spec.fidelity);
+  models::add_prediction_interval(p.estimate, spec.workload, spec.platform, spec.samples, spec.seed,
+                                  static_cast<std::uint64_t>(n));
+  p.energy = models::estimate_energy(p.estimate, spec.platform, spec.power);
+  if (p.energy.ok) {
+    // The runs' time, not the score's: a run is not scaled up, its energy is spent.
+    p.energy_p10 = p.energy.average() * p.estimate.run_p10;
+    p.energy_p90 = p.energy.average() * p.estimate.run_p90;
+  }
+  p.goodput = models::estimate_goodput(spec.reliability, p.estimate, spec.workload, spec.platform, spec.samples,
+                                       spec.seed, static_cast<std::uint64_t>(n), timelines);
+  if (timelines && p.estimate.ok()) {
+    models::StepTrace trace;
+    models::simulate_step(spec.workload, spec.platform, p.estimate.layout, n, spec.fidelity, &trace);
+    p.timeline = models::chrome_trace(trace);
+  }
+  return p;
+}
+}  // namespace
+
+std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec, bool timelines, bool threads) {
+  std::vector<ScalingPoint> out(spec.accelerators.size());
+  // Each N is independent and writes only its own slot. A failure is rethrown for the smallest N
+  // that failed, as the serial loop would, whichever thread met it first.
+  std::vector<std::exception_ptr> failed(out.size());
+  const auto one = [&](std::size_t k) {
+    try {
+      out[k] = run_point(spec, spec.accelerators[k], timelines);
+    } catch (...) {
+      failed[k] = std::current_exception();
     }
-    if (timelines && p.estimate.ok()) {
-      models::StepTrace trace;
-      models::simulate_step(spec.workload, spec.platform, p.estimate.layout, n, spec.fidelity, &trace);
-      p.timeline = models::chrome_trace(trace);
-    }
-    out.push_back(p);
+  };
+  if (threads) {
+    parallel_for(out.size(), one);
+  } else {
+    for (std::size_t k = 0; k < out.size(); ++k) one(k);
+  }
+  for (const auto& f : failed) {
+    if (f) std::rethrow_exception(f);
   }
   const auto ref = std::find_if(out.begin(), out.end(), [](const ScalingPoint& p) { return p.estimate.ok(); });
   for (auto& p : out) {
     if (ref == out.end() || !p.estimate.ok()) {
-      p.speedup = p.e_prime = std::numeric_limits<double>::quiet_NaN();
+      p.speedup = p.e_prime = p.effective_e_prime = std::numeric_limits<double>::quiet_NaN();
       continue;
     }
+    const double more = static_cast<double>(p.estimate.accelerators) / ref->estimate.accelerators;
     p.speedup = ref->estimate.time_to_train / p.estimate.time_to_train;
-    p.e_prime = p.speedup / (static_cast<double>(p.estimate.accelerators) / ref->estimate.accelerators);
+    p.e_prime = p.speedup / more;
+    // (T_ref / g_ref) / (T_N / g_N) / (N / N_ref): E' times the ratio of goodputs, so that it is E'
+    // to the bit where nothing is lost.
+    p.effective_e_prime = p.e_prime * (p.goodput.goodput / ref->goodput.goodput);
     const auto terms = [](const models::TrainingEstimate& e) {
       const double compute = to_seconds(e.step.forward + e.step.backward);
       const double step = to_seconds(e.step.step);

@@ -10,6 +10,7 @@
 
 #include "models/catalog.hpp"
 #include "models/energy/energy.hpp"
+#include "models/goodput/goodput.hpp"
 #include "models/network/platform.hpp"
 #include "models/training/time_to_train.hpp"
 #include "models/workloads/workload.hpp"
@@ -42,6 +43,9 @@ struct ScenarioSpec {
   int samples = 100;                  // Monte Carlo replicates for the prediction interval
   models::PowerCalibration power = models::default_power_calibration();
   std::optional<Anchor> anchor;       // a measured time that set the software level (anchor.hpp)
+  // Failures, checkpoints and restarts over a run: the defaults, the platform's `reliability`,
+  // then the scenario's.
+  models::Reliability reliability = models::default_reliability();
 
   /// The layout spec at N: the workload's, then the scenario's overrides; declared (taken as it is)
   /// where the scenario names a tensor, context or pipeline size.
@@ -74,9 +78,12 @@ struct ScalingPoint {
   models::EnergyEstimate energy;    // of the expected run
   Joules energy_p10, energy_p90;    // the interval's runs at the expected run's average power
   std::string timeline;  // the step as Chrome trace JSON, when asked for
+  models::GoodputEstimate goodput;  // the run with failures, checkpoints and restarts
+  double effective_e_prime = 1;     // E' on the effective times to train
 };
 
-/// Every accelerator count of `spec`; with `timelines`, each point's step as a Chrome trace too.
-std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec, bool timelines = false);
+/// Every accelerator count of `spec`; with `timelines`, each point's step as a Chrome trace too;
+/// with `threads`, the counts spread over the cores (`run`; a sweep's ranks already fill them).
+std::vector<ScalingPoint> run_scenario(const ScenarioSpec& spec, bool timelines = false, bool threads = false);
 
 }  // namespace sp

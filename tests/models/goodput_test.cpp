@@ -66,8 +66,6 @@ TEST(RunSimulation, TheMeanOfManyRunsIsTheClosedForm) {
     sum += o.wall_s;
     sum2 += o.wall_s * o.wall_s;
     failures += o.failures;
-    // Every second of the wall is training kept, training lost, checkpoint or restart.
-    EXPECT_NEAR(o.wall_s, p.work_s + o.lost_s + o.checkpoint_s + o.restart_s, 1e-3 * o.failures + 1e-3);
   }
   const double mean = sum / n, se = std::sqrt((sum2 / n - mean * mean) / n);
   const double expected = expected_run_s(p.work_s, p.interval_s, p.stall_s, p.restart_s, p.failures_per_s);

@@ -37,7 +37,7 @@ TEST(BadScenario, EachGivesOneClearLocatedMessage) {
   const std::vector<BadCase> cases = {
       {"unknown_key.yaml", {},
        ":11:1: acelerators: unknown key (did you mean 'accelerators'? valid keys: name, description, seed, "
-       "workload, platform, accelerators, batch, fidelity, parallelism, samples, calibration, launch, anchor)"},
+       "workload, platform, accelerators, batch, fidelity, parallelism, samples, calibration, launch, anchor, reliability)"},
       {"no_unit.yaml", {},
        ":8:16: platform.scale_up.bandwidth: \"450\" has no unit (expected a bandwidth such as \"450 GB/s\" "
        "or \"400 Gb/s\")"},
@@ -104,6 +104,22 @@ TEST(BadScenario, OverridesAreReportedAtTheArgument) {
       {{"good.yaml", {"parallelism.otherwise=[{tensr: 2}]"}}, "parallelism.otherwise[0].tensr: unknown key"},
       {{"good.yaml", {"parallelism.evaluation_overlaps_all_gathers=sometimes"}},
        "parallelism.evaluation_overlaps_all_gathers: \"sometimes\" is not true or false"},
+      // Failures, checkpoints and restarts (models/goodput/reliability.hpp).
+      {{"good.yaml", {"reliability.sources=[{name: gpu, per: rack, mtbf: \"1000 h\"}]"}},
+       "reliability.sources[0].per: unknown component 'rack' (valid: accelerator, node)"},
+      {{"good.yaml", {"reliability.sources=[{name: gpu, per: node, mtbf: \"-3 h\"}]"}},
+       "reliability.sources[0].mtbf: must be greater than 0"},
+      {{"good.yaml", {"reliability.sources=[{name: gpu, per: node, mtbf: 30000}]"}},
+       "reliability.sources[0].mtbf: \"30000\" has no unit"},
+      {{"good.yaml", {"reliability.sources=[{name: a, per: node, mtbf: \"1 d\"}, {name: a, per: node, mtbf: \"2 d\"}]"}},
+       "reliability.sources[1].name: failure source 'a' is listed twice"},
+      {{"good.yaml", {"reliability.checkpoint.interval=\"0 min\""}},
+       "reliability.checkpoint.interval: must be greater than 0, or 'optimal'"},
+      {{"good.yaml", {"reliability.checkpoint.write_per_node=\"0 GB/s\""}},
+       "reliability.checkpoint.write_per_node: must be greater than 0"},
+      {{"good.yaml", {"reliability.spare_nodes=-1"}}, "reliability.spare_nodes: must be a count from 0, or 'unlimited'"},
+      {{"good.yaml", {"reliability.detecton=\"1 min\""}}, "reliability.detecton: unknown key (did you mean 'detection'?"},
+      {{"good.yaml", {"platform.reliability.failures=maybe"}}, "platform.reliability.failures: \"maybe\" is not true or false"},
   };
   for (const auto& [c, expected] : cases) {
     const std::string msg = message_of(c);
