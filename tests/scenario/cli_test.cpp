@@ -47,6 +47,25 @@ TEST(Cli, RunWritesEveryOutputAndPrintsTheTable) {
   }
 }
 
+TEST(Cli, TheCommittedGoodputPlanIsCurrentAndItsRunsAreTimelines) {
+  // The README's goodput table and plot come from results/goodput/llama3_405b: a model change that
+  // moves them must regenerate them (the command below).
+  const fs::path out = fresh_dir("goodput");
+  const RunResult r = run("run " + scenario("llama3_405b_goodput") + " --no-timelines -q --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(slurp(out / "summary.csv"), slurp(std::string(SP_SOURCE_DIR) + "/results/goodput/llama3_405b/summary.csv"))
+      << "regenerate: build/scalepoint run scenarios/llama3_405b_goodput.yaml --no-timelines --out results/goodput/llama3_405b";
+  EXPECT_FALSE(fs::exists(out / "timeline_N16384.json"));
+  // With timelines, one replicate's run at each N: failures as instants among the spans.
+  const fs::path with = fresh_dir("goodput_timelines");
+  ASSERT_EQ(run("run " + scenario("llama3_405b_goodput") + " --set accelerators=[16384] --set samples=1 -q --out " +
+                with.string()).status, 0);
+  const std::string trace = slurp(with / "run_timeline_N16384.json");
+  EXPECT_NE(trace.find("\"name\": \"failure\""), std::string::npos);
+  EXPECT_NE(trace.find("\"name\": \"restart\""), std::string::npos);
+  EXPECT_NE(trace.find("\"name\": \"checkpoint\""), std::string::npos);
+}
+
 TEST(Cli, SameScenarioTwiceGivesIdenticalBytes) {
   const fs::path a = fresh_dir("det_a");
   const fs::path b = fresh_dir("det_b");
