@@ -92,6 +92,12 @@ SweepReport read_sweep_report(const std::string& dir) {
     g.e_prime.push_back(ok ? t.number(row, "e_prime").value_or(kNaN) : kNaN);
     // Sweeps written before energy existed have no such column: no energy_optimal then.
     if (r.has_energy) g.energy_kwh.push_back(ok ? t.number(row, "energy_kwh").value_or(kNaN) : kNaN);
+    if (t.has_column("effective_time_to_train_min")) {
+      const double eff = ok ? t.number(row, "effective_time_to_train_min").value_or(kNaN) * 60 : kNaN;
+      g.effective_s.push_back(eff);
+      const double ttt = ok ? t.number(row, "time_to_train_min").value_or(kNaN) * 60 : kNaN;
+      r.has_failures = r.has_failures || (std::isfinite(eff) && eff != ttt);
+    }
   }
   // A `label` names the values it is zipped with: a key whose value the label determines is not
   // repeated in the group's name; keys of other axes are (by the last part of their path).
@@ -123,6 +129,9 @@ SweepReport read_sweep_report(const std::string& dir) {
     if (g.label.empty()) g.label = r.name;
     opt.wall_s = &g.wall_s;
     g.break_even = break_even_points(g.n, g.time_s, opt, r.has_energy ? &g.energy_kwh : nullptr);
+  }
+  if (r.has_failures) {
+    for (ReportGroup& g : r.groups) g.effective_break_even = break_even_points(g.n, g.effective_s);
   }
   return r;
 }
@@ -221,6 +230,11 @@ std::vector<std::string> write_sweep_report(const SweepReport& r, const std::str
                          b.accelerators ? std::to_string(*b.accelerators) : "",
                          b.accelerators ? fmt::format("{}", b.time_s) : "", cost(b));
     }
+    for (const auto& b : g.effective_break_even) {  // time_to_train_s holds the effective time here
+      csv += fmt::format("{},effective_{},{},{},\n", output::csv_field(g.label), b.name,
+                         b.accelerators ? std::to_string(*b.accelerators) : "",
+                         b.accelerators ? fmt::format("{}", b.time_s) : "");
+    }
   }
   files.write("report.csv", csv);
   written.push_back("report.csv");
@@ -248,6 +262,15 @@ std::vector<std::string> write_sweep_report(const SweepReport& r, const std::str
     md += " |\n";
   }
   if (r.gpu_hour_usd) md += fmt::format("\nCosts at {} USD per accelerator-hour.\n", *r.gpu_hour_usd);
+  if (r.has_failures) {
+    md += "\nOn the effective time to train (failures, checkpoints and restarts counted):\n\n"
+          "| group | E' >= 0.5 | doubling < 1.1x | knee of log T | N x T^2 minimum |\n|---|---:|---:|---:|---:|\n";
+    for (const auto& g : r.groups) {
+      md += "| " + g.label;
+      for (const auto& b : g.effective_break_even) md += " | " + n_text(b);
+      md += " |\n";
+    }
+  }
   // One plot per scenario (base), the groups of that scenario as lines.
   std::map<std::string, std::vector<const ReportGroup*>> by_base;
   for (const auto& g : r.groups) {

@@ -20,13 +20,16 @@ struct ReportGroup {
   std::vector<double> time_s, e_prime;           // NaN where the point did not fit
   std::vector<double> wall_s;                     // run_time_s (time_s in sweeps written before it)
   std::vector<double> energy_kwh;                 // per run; empty when the sweep has no energy column
+  std::vector<double> effective_s;                // time to train / goodput; empty in sweeps written before it
   std::vector<BreakEven> break_even;
+  std::vector<BreakEven> effective_break_even;    // on effective_s, where failures cost anything
 };
 
 struct SweepReport {
   std::string name;
   std::optional<double> gpu_hour_usd, deadline_s;
   bool has_energy = false;  // sweep.csv has energy_kwh (sweeps written before the energy model have not)
+  bool has_failures = false;  // some point's effective time differs from its time to train
   std::vector<std::string> axis_keys;  // swept keys other than accelerators
   std::vector<ReportGroup> groups;
 };
