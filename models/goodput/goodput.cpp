@@ -36,13 +36,21 @@ GoodputEstimate estimate_goodput(const Reliability& r, const TrainingEstimate& e
   plan.spare_nodes = r.spare_nodes;
   plan.repair_s = to_seconds(r.repair);
   // An async checkpoint loses on average its write time more work at a failure (it is not yet
-  // durable), to first order a longer restart; and a checkpoint every step is the floor.
+  // durable), to first order a longer restart; a checkpoint every step is the floor, and so is a
+  // million checkpoints a run (the simulation's bound, below).
+  constexpr double kMaxCheckpoints = 1e6;
   const double lag = plan.async ? plan.write_s : 0;
-  const double min_tau = std::max(to_seconds(e.step.step), lag);
+  const double min_tau = std::max({to_seconds(e.step.step), lag, work / kMaxCheckpoints});
   g.interval_optimal = !r.checkpoint_interval;
   plan.interval_s = r.checkpoint_interval ? to_seconds(*r.checkpoint_interval)
                                           : optimal_interval_s(work, plan.stall_s, plan.restart_s + lag, lambda, min_tau);
   plan.interval_s = std::min(plan.interval_s, work);
+  // Work bounded by what is asked: a run is simulated checkpoint by checkpoint.
+  if (work / plan.interval_s > kMaxCheckpoints * (1 + 1e-9)) {
+    throw ModelError(fmt::format("N={}: a checkpoint every {:.3g} s of a {:.3g} s run is {:.3g} checkpoints; at most {:.0e} "
+                                 "(set reliability.checkpoint.interval longer, or 'optimal')",
+                                 e.accelerators, plan.interval_s, work, work / plan.interval_s, kMaxCheckpoints));
+  }
   g.interval_s = plan.interval_s;
   g.expected_wall_s = expected_run_s(work, plan.interval_s, plan.stall_s, plan.restart_s + lag, lambda);
   if (!(lambda > 0)) {

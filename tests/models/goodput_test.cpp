@@ -209,6 +209,12 @@ TEST(Goodput, WithFailuresOffTheEffectiveTimeIsTheTimeToTrain) {
   EXPECT_LT(f.goodput, 1);
   EXPECT_NEAR(f.mean_wall_s / f.expected_wall_s, 1, 0.01);
   EXPECT_NEAR(f.effective_s, to_seconds(e.time_to_train) * f.mean_wall_s / to_seconds(e.run_time), 1e-6);
+  // A checkpoint every 10 ms of a 3 h run is 1.08 million of them: refused, not simulated for
+  // minutes (the work of a run is bounded by what is asked, at most a million checkpoints).
+  r.checkpoint_interval = milliseconds(10);
+  EXPECT_THROW(estimate_goodput(r, e, w, p, 1, 1, 64), ModelError);
+  r.checkpoint_interval = seconds(10.8);  // exactly a thousand
+  EXPECT_NEAR(estimate_goodput(r, e, w, p, 1, 1, 64).checkpoints, 999, 2);
 }
 
 }  // namespace
