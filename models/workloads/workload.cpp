@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "models/compute/compute_model.hpp"
+#include "models/workloads/transformer.hpp"
 
 namespace sp::models {
 
@@ -199,8 +201,8 @@ ConvergenceTable parse_convergence(const config::ConfigNode& n) {
 Workload parse_workload(const config::ConfigNode& n) {
   n.expect_only({"name", "mlperf_benchmark", "description", "sample", "precision",
                  "gradient_bytes_per_parameter", "gradient_bucket", "optimizer_traffic_per_parameter",
-                 "tokens_per_sample", "compute", "layers", "dataset", "evaluation", "convergence", "parallelism", "memory",
-                 "runs_per_result", "typical_global_batch"});
+                 "tokens_per_sample", "compute", "layers", "transformer", "dataset", "evaluation", "convergence",
+                 "parallelism", "memory", "runs_per_result", "typical_global_batch"});
   Workload w;
   w.name = n.at("name").as_string();
   w.mlperf_benchmark = n.at("mlperf_benchmark").as_string();
@@ -214,7 +216,20 @@ Workload parse_workload(const config::ConfigNode& n) {
   w.gradient_bytes_per_parameter = n.at("gradient_bytes_per_parameter").as_positive_bytes();
   w.gradient_bucket = n.at("gradient_bucket").as_positive_bytes();
   w.optimizer_traffic_per_parameter = n.at("optimizer_traffic_per_parameter").as_bytes();
-  w.tokens_per_sample = n.at("tokens_per_sample").as_positive_number();
+  // A transformer described by its architecture (transformer.hpp), or layers written out.
+  std::optional<TransformerSpec> transformer;
+  if (auto t = n.find("transformer")) {
+    if (n.has("layers")) n.at("layers").fail("give either layers or transformer, not both");
+    transformer = parse_transformer(*t);
+  }
+  if (transformer && !n.has("tokens_per_sample")) {
+    w.tokens_per_sample = static_cast<double>(transformer->sequence);
+  } else {
+    w.tokens_per_sample = n.at("tokens_per_sample").as_positive_number();
+    if (transformer && w.tokens_per_sample != static_cast<double>(transformer->sequence)) {
+      n.at("tokens_per_sample").fail("differs from transformer.sequence (" + std::to_string(transformer->sequence) + ")");
+    }
+  }
   const config::ConfigNode compute = n.at("compute");
   compute.expect_only({"software_efficiency", "software_efficiency_range", "launch", "host_per_step", "host_per_step_range"});
   if (auto l = compute.find("launch")) w.dispatch_per_kernel = parse_launch(*l);
@@ -242,9 +257,14 @@ Workload parse_workload(const config::ConfigNode& n) {
   if (!(w.software_efficiency_min < w.software_efficiency && w.software_efficiency < w.software_efficiency_max)) {
     range.fail("must contain software_efficiency strictly inside [min, max]");
   }
-  const config::ConfigNode layers = n.at("layers");
-  const std::vector<config::ConfigNode> layer_nodes = layers.elements();
-  for (const auto& l : layer_nodes) w.layers.push_back(parse_layer(l));
+  const config::ConfigNode layers = transformer ? n.at("transformer") : n.at("layers");
+  std::vector<config::ConfigNode> layer_nodes;  // none for generated layers: nothing to check against
+  if (transformer) {
+    w.layers = transformer_layers(*transformer);
+  } else {
+    layer_nodes = layers.elements();
+    for (const auto& l : layer_nodes) w.layers.push_back(parse_layer(l));
+  }
   if (w.layers.empty()) layers.fail("needs at least one layer");
   // Backward runs from the loss down to the first trainable layer: frozen layers before it (a
   // frozen stem, LoRA's embedding) run forward only.
@@ -255,6 +275,7 @@ Workload parse_workload(const config::ConfigNode& n) {
     l.backward_pass = below_trains;
     l.forward = ops_flops(l, w, Pass::forward);
     l.backward = ops_flops(l, w, Pass::backward);
+    if (layer_nodes.empty()) continue;
     const config::ConfigNode& n = layer_nodes[i];
     if (auto f = n.find("forward")) check_flops(n, "forward", nonnegative_flops(*f), l.forward);
     if (auto b = n.find("backward")) check_flops(n, "backward", nonnegative_flops(*b), l.backward);

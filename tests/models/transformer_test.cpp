@@ -1,0 +1,97 @@
+// A transformer from its architecture against hand counts: parameters (Llama 3 405B's published
+// size, GPT's 12 d^2 + 13 d per layer), FLOPs per token (6 x the GEMM weights plus attention's
+// term), and the file errors.
+#include <gtest/gtest.h>
+
+#include "models/workloads/transformer.hpp"
+#include "sim/config/loader.hpp"
+#include "tests/input_error_message.hpp"
+
+namespace sp::models {
+namespace {
+
+Workload parse(const std::string& transformer, const std::string& extra = "") {
+  const std::string yaml = "name: t\nmlperf_benchmark: \"\"\ndescription: d\nsample: s\nprecision: bf16\n"
+                           "gradient_bytes_per_parameter: \"4 B\"\ngradient_bucket: \"40 MB\"\n"
+                           "optimizer_traffic_per_parameter: \"12 B\"\n"
+                           "compute: {software_efficiency: 2.0, software_efficiency_range: [0.5, 10.0]}\n"
+                           "transformer: " + transformer + "\n" + extra +
+                           "dataset: {train_samples: 1000}\n"
+                           "evaluation: {timed: false, samples: 1, interval: {epochs: 1}}\n"
+                           "convergence: {unit: samples, points: [{global_batch: 8, mean: 1000, stdev: 0, runs: 1, pruned: true}]}\n"
+                           "memory: {weight_bytes_per_parameter: \"2 B\", optimizer_bytes_per_trainable_parameter: \"12 B\", reserved: \"1 GiB\"}\n"
+                           "runs_per_result: 1\ntypical_global_batch: {8: 8}\n";
+  return parse_workload(config::load_string(yaml, "test.yaml"));
+}
+
+const std::string kLlama405b =
+    "{layers: 126, hidden: 16384, heads: 128, kv_heads: 8, ffn: 53248, vocabulary: 128256, sequence: 8192}";
+
+TEST(Transformer, Llama3_405bHasItsPublishedSize) {
+  // Per layer: q and o 16384^2 each, k and v 16384 x 1024 each, SwiGLU 3 x 16384 x 53248, two
+  // RMSNorms 2 x 16384: 536,870,912 + 33,554,432 + 2,617,245,696 + 32,768 = 3,187,703,808.
+  // Model: 126 layers + embedding and untied head 2 x 128,256 x 16,384 + final norm 16,384
+  // = 401,650,679,808 + 4,202,692,608 + 16,384 = 405,853,388,800 ("405B").
+  const Workload w = parse(kLlama405b);
+  ASSERT_EQ(w.layers.size(), 3u);
+  EXPECT_EQ(w.layers[1].repeat, 126);
+  EXPECT_EQ(w.layers[1].parameters, 3'187'703'808);
+  EXPECT_EQ(w.total_parameters(), 405'853'388'800);
+  EXPECT_EQ(w.trainable_parameters(), w.total_parameters());
+  EXPECT_EQ(w.tokens_per_sample, 8192);
+}
+
+TEST(Transformer, ALayersFlopsPerTokenAreSixTimesItsWeightsPlusAttention) {
+  // Forward + backward per token of a decoder layer: 6 x its GEMM weights (3,187,671,040, the
+  // norms have no GEMM) + attention 3 x forward's 2 s q (causal: half of 4 s q), s = 8192,
+  // q = 128 x 128 = 16384: 6 x 3,187,671,040 + 3 x 2 x 8192 x 16384 = 19,931,332,608
+  // FLOP per token.
+  const Workload w = parse(kLlama405b);
+  const LayerGroup& l = w.layers[1];
+  const double per_token = (l.forward.value() + l.backward.value()) / 8192;
+  EXPECT_NEAR(per_token, 6.0 * 3'187'671'040 + 3.0 * 2 * 8192 * 16384, 1);
+  EXPECT_NEAR(l.backward.value(), 2 * l.forward.value(), 1);
+  // The head: 6 x 128,256 x 16,384 per token; the embedding's lookup has no FLOPs.
+  EXPECT_NEAR((w.layers[2].forward + w.layers[2].backward).value() / 8192, 6.0 * 128256 * 16384, 1);
+  EXPECT_EQ(w.layers[0].forward.value(), 0);
+}
+
+TEST(Transformer, AGptLayerWithBiasesIsTwelveDSquaredPlusThirteenD) {
+  // GPT (Megatron's Selene runs): multi-head attention, a 4d GeLU FFN, biases, LayerNorms:
+  // 4 d^2 + 4 d (q, k, v, o and biases) + 8 d^2 + 5 d (fc1, fc2 and biases) + 4 d (two LayerNorms
+  // with their biases) = 12 d^2 + 13 d; d = 6144 (the 22B model): 452,984,832 + 79,872.
+  const Workload w = parse(
+      "{layers: 48, hidden: 6144, heads: 64, ffn: 24576, activation: gelu, norm: layernorm, bias: true, "
+      "vocabulary: 51200, sequence: 2048, tied_embeddings: true}");
+  EXPECT_EQ(w.layers[1].parameters, 12LL * 6144 * 6144 + 13 * 6144);
+  // Tied: the table once (51,200 x 6,144), the final LayerNorm 2 d.
+  EXPECT_EQ(w.total_parameters(), 48 * (12LL * 6144 * 6144 + 13 * 6144) + 51200LL * 6144 + 2 * 6144);
+  // Its head still runs the GEMM against the table: 2 x 51,200 x 6,144 forward FLOPs a token.
+  EXPECT_NEAR(w.layers[2].forward.value() / 2048, 2.0 * 51200 * 6144, 1);
+}
+
+TEST(Transformer, FileErrorsNameTheirKey) {
+  const auto message = [](const std::string& t, const std::string& extra = "") {
+    return input_error_message([&] { parse(t, extra); });
+  };
+  EXPECT_NE(message("{layers: 2, hidden: 100, heads: 3, ffn: 400, vocabulary: 10, sequence: 8}")
+                .find("transformer.heads: must divide hidden, or give head_dim"),
+            std::string::npos);
+  EXPECT_NE(message("{layers: 2, hidden: 96, heads: 8, kv_heads: 3, ffn: 400, vocabulary: 10, sequence: 8}")
+                .find("transformer.kv_heads: must divide heads (8)"),
+            std::string::npos);
+  EXPECT_NE(message("{layers: 2, hidden: 96, heads: 8, ffn: 400, vocabulary: 10, sequence: 8, activation: relu}")
+                .find("transformer.activation: unknown activation 'relu' (valid: swiglu, gelu)"),
+            std::string::npos);
+  EXPECT_NE(message("{layers: 2, hidden: 96, heads: 8, ffn: 400, vocabulary: 10, sequence: 8}",
+                    "tokens_per_sample: 4\n")
+                .find("tokens_per_sample: differs from transformer.sequence (8)"),
+            std::string::npos);
+  EXPECT_NE(message("{layers: 2, hidden: 96, heads: 8, ffn: 400, vocabulary: 10, sequence: 8}",
+                    "layers: []\n")
+                .find("layers: give either layers or transformer, not both"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace sp::models
