@@ -21,10 +21,17 @@ MemoryEstimate estimate_memory(const Workload& w, const Accelerator& a, const Pa
   m.weights = w.memory.weight_bytes_per_parameter * (static_cast<double>(w.total_parameters()) * model_shard);
   m.gradients = w.gradient_bytes_per_parameter * trainable;
   m.optimizer = w.memory.optimizer_bytes_per_trainable_parameter * (trainable / l.optimizer_shards);
-  Bytes per_sample;
-  for (const LayerGroup& g : w.layers) per_sample += g.activations * static_cast<double>(g.repeat);
+  Bytes per_sample, working;
+  for (const LayerGroup& g : w.layers) {
+    // Full recompute keeps only each layer's input (the hidden state it was handed, where the file
+    // gives one) and, during a layer's backward, that one layer's activations again.
+    const bool input_only = l.recompute == Recompute::full && g.pipeline_boundary.value() > 0 && g.backward_pass;
+    per_sample += (input_only ? g.pipeline_boundary : g.activations) * static_cast<double>(g.repeat);
+    if (l.recompute == Recompute::full && working < g.activations) working = g.activations;
+  }
   const int in_flight = std::min(l.pp, l.micro_batches);
   m.activations = per_sample * (static_cast<double>(l.micro_batch) * in_flight / (l.tp * l.cp * l.pp));
+  m.activations += working * (static_cast<double>(l.micro_batch) / (l.tp * l.cp));
   m.reserved = w.memory.reserved;
   m.capacity = a.memory_capacity;
   return m;

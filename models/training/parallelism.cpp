@@ -21,6 +21,7 @@ void ParallelSpec::merge_from(const ParallelSpec& o) {
   if (o.distributed_optimizer) distributed_optimizer = o.distributed_optimizer;
   if (o.overlap_tensor_parallel) overlap_tensor_parallel = o.overlap_tensor_parallel;
   if (o.evaluation_overlaps_all_gathers) evaluation_overlaps_all_gathers = o.evaluation_overlaps_all_gathers;
+  if (o.recompute) recompute = o.recompute;
   if (o.search) search = o.search;
   if (!o.otherwise.empty()) otherwise = o.otherwise;
   declared = declared || o.declared;
@@ -34,6 +35,15 @@ void ParallelSpec::fix_sizes(const Sizes& z) {
   otherwise.clear();
 }
 
+const char* recompute_name(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
 ParallelSpec ParallelSpecs::for_accelerators(int n) const {
   ParallelSpec s = all;
   if (auto it = by_accelerators.find(n); it != by_accelerators.end()) s.merge_from(it->second);
@@ -43,10 +53,10 @@ ParallelSpec ParallelSpecs::for_accelerators(int n) const {
 namespace {
 ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
   if (allow_table) {
-    n.expect_only({"tensor", "context", "pipeline", "micro_batch", "distributed_optimizer", "overlap_tensor_parallel",
-                   "evaluation_overlaps_all_gathers", "search", "otherwise", "by_accelerators"});
+    n.expect_only({"tensor", "context", "pipeline", "micro_batch", "distributed_optimizer", "recompute",
+                   "overlap_tensor_parallel", "evaluation_overlaps_all_gathers", "search", "otherwise", "by_accelerators"});
   } else {
-    n.expect_only({"tensor", "context", "pipeline", "micro_batch", "distributed_optimizer",
+    n.expect_only({"tensor", "context", "pipeline", "micro_batch", "distributed_optimizer", "recompute",
                    "overlap_tensor_parallel", "evaluation_overlaps_all_gathers", "search", "otherwise"});
   }
   ParallelSpec s;
@@ -67,6 +77,18 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
       s.distributed_optimizer = Sharding::within_node;
     } else {
       v->fail("unknown sharding '" + name + "'", "valid: none, global, within_node");
+    }
+  }
+  if (auto v = n.find("recompute")) {
+    const std::string name = v->as_string();
+    if (name == "none") {
+      s.recompute = Recompute::none;
+    } else if (name == "selective") {
+      s.recompute = Recompute::selective;
+    } else if (name == "full") {
+      s.recompute = Recompute::full;
+    } else {
+      v->fail("unknown recompute '" + name + "'", "valid: none, selective, full");
     }
   }
   if (auto v = n.find("overlap_tensor_parallel")) s.overlap_tensor_parallel = v->as_bool();
@@ -138,8 +160,9 @@ Group strided_group(const Topology& topo, int stride, int size) {
 }
 
 std::string ParallelLayout::describe() const {
-  return fmt::format("TP{} CP{} PP{} DP{} mb{} x{}{}", tp, cp, pp, dp, micro_batch, micro_batches,
-                     sharding == Sharding::global ? " ZeRO-1" : sharding == Sharding::within_node ? " ZeRO-1/node" : "");
+  return fmt::format("TP{} CP{} PP{} DP{} mb{} x{}{}{}", tp, cp, pp, dp, micro_batch, micro_batches,
+                     sharding == Sharding::global ? " ZeRO-1" : sharding == Sharding::within_node ? " ZeRO-1/node" : "",
+                     recompute == Recompute::none ? "" : std::string(" recompute=") + recompute_name(recompute));
 }
 
 std::optional<ParallelLayout> resolve_layout(const ParallelSpec& s, const Topology& topo, int n,
@@ -151,6 +174,7 @@ std::optional<ParallelLayout> resolve_layout(const ParallelSpec& s, const Topolo
   l.sharding = s.distributed_optimizer.value_or(Sharding::none);
   l.overlap_tensor_parallel = s.overlap_tensor_parallel.value_or(true);
   l.evaluation_overlaps_all_gathers = s.evaluation_overlaps_all_gathers.value_or(true);
+  l.recompute = s.recompute.value_or(Recompute::none);
   const int model = l.tp * l.cp * l.pp;
   if (n % model != 0) {
     why = fmt::format("{} accelerators cannot hold TP{} x CP{} x PP{} = {}", n, l.tp, l.cp, l.pp, model);

@@ -23,6 +23,13 @@ namespace sp::models {
 enum class Sharding { none, global, within_node };
 const char* sharding_name(Sharding s);
 
+/// Activation recompute (Korthikanti et al., "Reducing Activation Recomputation in Large
+/// Transformer Models", MLSys 2023): none keeps every layer's activations for the backward; full
+/// keeps only each layer's input and runs the layer's forward again (its TP communication too)
+/// before its backward; selective recomputes only the attention core (the fused attention op).
+enum class Recompute { none, selective, full };
+const char* recompute_name(Recompute r);
+
 /// Limits on the model-parallel sizes the layout search tries (layout_search.hpp); an empty list
 /// leaves that size free (every power of two the workload and machine allow).
 struct LayoutSearch {
@@ -37,6 +44,7 @@ struct ParallelSpec {
   std::optional<Sharding> distributed_optimizer;
   std::optional<bool> overlap_tensor_parallel;
   std::optional<bool> evaluation_overlaps_all_gathers;
+  std::optional<Recompute> recompute;
   std::optional<LayoutSearch> search;
   // Model-parallel sizes to use instead, in order, where this layout does not fit in memory: the
   // recipe a submitter runs on a smaller part (TP1 CP2 on one H200 node, TP4 CP1 on H100s).
@@ -60,7 +68,7 @@ struct ParallelSpecs {
   ParallelSpec for_accelerators(int n) const;
 };
 
-/// Parses {tensor, context, pipeline, micro_batch, distributed_optimizer,
+/// Parses {tensor, context, pipeline, micro_batch, distributed_optimizer, recompute,
 /// overlap_tensor_parallel, evaluation_overlaps_all_gathers, search: {tensor: [..], context: [..], pipeline: [..]},
 /// otherwise: [{tensor, context, pipeline}, ..], by_accelerators: {N: {...}}}.
 ParallelSpecs parse_parallel_specs(const config::ConfigNode& node);
@@ -77,13 +85,14 @@ struct ParallelLayout {
   // torch.is_grad_enabled() (NVIDIA/TransformerEngine issue 1398, quoting _LayerNormLinear;
   // LayerNormMLP likewise), while its reduce-scatter overlap after the row-parallel GEMMs stays.
   bool evaluation_overlaps_all_gathers = true;
+  Recompute recompute = Recompute::none;
 
   Group tp_group, cp_group, grad_group;  // grad_group: DP x CP, where gradients are reduced
   Group grad_inside, grad_across;        // grad_group's part inside one node, and across nodes
   int optimizer_shards = 1;              // ranks sharing one copy of the optimizer states
   int pp_peer_stride = 0;                // ranks between pipeline neighbours
 
-  std::string describe() const;  // "TP4 CP2 PP1 DP128 mb1 x1 ZeRO-1"
+  std::string describe() const;  // "TP4 CP2 PP1 DP128 mb1 x1 ZeRO-1" (+ " recompute=full")
 };
 
 /// Resolves `spec` for N and the global batch; nullopt with `why` when it cannot be laid out.

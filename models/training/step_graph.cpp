@@ -43,6 +43,7 @@ struct Instance {
   std::string name;
   LayerCompute compute;
   double trainable = 0;  // parameters whose gradients this rank reduces (after TP)
+  Duration attention_forward;  // its attention ops' forward: what selective recompute runs again
 };
 
 // Contiguous layers per stage (Megatron's split): a stage starts at the first instance whose
@@ -192,12 +193,16 @@ std::vector<std::uint32_t> Builder::layer_pass(int stage, int k, int mb, bool fo
   const Instance& in = inst_[static_cast<std::size_t>(k)];
   const LayerGroup& l = *in.layer;
   if (!forward && !l.backward_pass) return after;  // a frozen stem: no backward at all
+  // Full recompute: the layer's forward again, with its TP communication, right before its
+  // backward (Megatron's checkpointed layer); it counts as forward work.
+  if (!forward && lay_.recompute == Recompute::full) after = layer_pass(stage, k, mb, true, after);
   GraphOp c;
   c.phase = forward ? Phase::forward : Phase::backward;
   c.stage = stage;
   c.layer = k;
   c.micro_batch = mb;
   c.work = forward ? in.compute.forward.time : in.compute.backward.time;
+  if (!forward && lay_.recompute == Recompute::selective) c.work += in.attention_forward;
   // Megatron with sequence parallelism: per pass, all-gathers before the column-parallel GEMMs
   // and reduce-scatters after the row-parallel ones (backward swaps them).
   const auto [ag, rs] = tp_comms(l);
@@ -245,9 +250,18 @@ StepGraph Builder::build() {
   shard.cp = lay_.cp;
   for (const LayerGroup& l : w_.layers) {
     const LayerCompute lc = layer_compute(l, w_, p_.accelerator, shard);
+    Duration attention;
+    if (lay_.recompute == Recompute::selective) {
+      LayerGroup core = l;  // the attention ops alone, costed as the layer's
+      core.ops.clear();
+      for (const Op& op : l.ops) {
+        if (op.kind == OpKind::attention) core.ops.push_back(op);
+      }
+      if (!core.ops.empty()) attention = layer_compute(core, w_, p_.accelerator, shard).forward.time;
+    }
     for (int r = 0; r < l.repeat; ++r) {
       inst_.push_back(Instance{&l, l.repeat > 1 ? fmt::format("{}[{}]", l.name, r) : l.name, lc,
-                               static_cast<double>(l.trainable_parameters) / lay_.tp});
+                               static_cast<double>(l.trainable_parameters) / lay_.tp, attention});
       g_.layers.push_back(inst_.back().name);
     }
   }
@@ -410,9 +424,15 @@ StepGraph Builder::build() {
     Duration compute;
     Flops flops;
     for (int k : ks) {
-      const LayerCompute& lc = inst_[static_cast<std::size_t>(k)].compute;
-      compute += lc.forward.time + (inst_[static_cast<std::size_t>(k)].layer->backward_pass ? lc.backward.time : Duration::zero());
-      flops += lc.forward.model_flops + lc.backward.model_flops;
+      const Instance& in = inst_[static_cast<std::size_t>(k)];
+      const LayerCompute& lc = in.compute;
+      compute += lc.forward.time;
+      if (in.layer->backward_pass) {
+        compute += lc.backward.time;
+        if (lay_.recompute == Recompute::full) compute += lc.forward.time;
+        if (lay_.recompute == Recompute::selective) compute += in.attention_forward;
+      }
+      flops += lc.forward.model_flops + lc.backward.model_flops;  // model FLOPs: recompute is not counted
     }
     if (s > 0) forward.waits += select_time_[static_cast<std::size_t>(transfer(boundary[static_cast<std::size_t>(s) - 1]))];
     if (compute >= slowest_compute) {

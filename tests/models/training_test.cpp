@@ -76,6 +76,23 @@ TEST(Memory, ActivationsOfTheMicroBatchesInFlight) {
   EXPECT_DOUBLE_EQ(estimate_memory(w, testing::simple_platform().accelerator, lay).activations.value(), 4e9);
 }
 
+TEST(Memory, FullRecomputeKeepsEachLayersInputAndOneLayersActivations) {
+  // The same two layers of 1 GB, each handing on a 0.1 GB hidden state, one pipeline stage, micro-
+  // batch 2: without recompute 2 GB x 2 = 4 GB; with full recompute the two inputs (0.2 GB) and,
+  // while one layer's backward runs, its 1 GB again: (0.2 + 1) x 2 = 2.4 GB.
+  Workload w = testing::two_layer_workload(1, 1);
+  for (LayerGroup& l : w.layers) {
+    l.activations = Bytes(1e9);
+    l.pipeline_boundary = Bytes(1e8);
+  }
+  ParallelSpec spec;
+  spec.micro_batch = 2;
+  const Accelerator& a = testing::simple_platform().accelerator;
+  EXPECT_DOUBLE_EQ(estimate_memory(w, a, testing::layout(testing::simple_platform(), 1, 2, spec)).activations.value(), 4e9);
+  spec.recompute = Recompute::full;
+  EXPECT_DOUBLE_EQ(estimate_memory(w, a, testing::layout(testing::simple_platform(), 1, 2, spec)).activations.value(), 2.4e9);
+}
+
 TEST(Parallelism, GroupsFollowTheRankOrder) {
   const Platform p = testing::shipped_platform("dgx_h100");
   ParallelSpec s;

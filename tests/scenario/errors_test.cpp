@@ -104,6 +104,8 @@ TEST(BadScenario, OverridesAreReportedAtTheArgument) {
       {{"good.yaml", {"parallelism.otherwise=[{tensr: 2}]"}}, "parallelism.otherwise[0].tensr: unknown key"},
       {{"good.yaml", {"parallelism.evaluation_overlaps_all_gathers=sometimes"}},
        "parallelism.evaluation_overlaps_all_gathers: \"sometimes\" is not true or false"},
+      {{"good.yaml", {"parallelism.recompute=some"}},
+       "parallelism.recompute: unknown recompute 'some' (valid: none, selective, full)"},
       // Failures, checkpoints and restarts (models/goodput/reliability.hpp).
       {{"good.yaml", {"reliability.sources=[{name: gpu, per: rack, mtbf: \"1000 h\"}]"}},
        "reliability.sources[0].per: unknown component 'rack' (valid: accelerator, node)"},
