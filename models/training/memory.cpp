@@ -29,7 +29,12 @@ MemoryEstimate estimate_memory(const Workload& w, const Accelerator& a, const Pa
     per_sample += (input_only ? g.pipeline_boundary : g.activations) * static_cast<double>(g.repeat);
     if (l.recompute == Recompute::full && working < g.activations) working = g.activations;
   }
-  const int in_flight = std::min(l.pp, l.micro_batches);
+  // Interleaved, the first stage runs 2 (p - 1) + (v - 1) p chunk forwards before its first
+  // backward, each 1/v of its layers: p (1 + (p - 1) / (p v)) micro-batches' worth (Korthikanti
+  // et al. 2023, section 4.2.3, for m >= p).
+  const int v = l.virtual_stages;
+  const double in_flight = v == 1 ? std::min(l.pp, l.micro_batches)
+                                  : std::min(l.micro_batches * v, 2 * (l.pp - 1) + (v - 1) * l.pp + 1) / static_cast<double>(v);
   m.activations = per_sample * (static_cast<double>(l.micro_batch) * in_flight / (l.tp * l.cp * l.pp));
   m.activations += working * (static_cast<double>(l.micro_batch) / (l.tp * l.cp));
   m.reserved = w.memory.reserved;

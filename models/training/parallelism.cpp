@@ -18,6 +18,7 @@ void ParallelSpec::merge_from(const ParallelSpec& o) {
   if (o.context) context = o.context;
   if (o.pipeline) pipeline = o.pipeline;
   if (o.micro_batch) micro_batch = o.micro_batch;
+  if (o.virtual_stages) virtual_stages = o.virtual_stages;
   if (o.distributed_optimizer) distributed_optimizer = o.distributed_optimizer;
   if (o.overlap_tensor_parallel) overlap_tensor_parallel = o.overlap_tensor_parallel;
   if (o.evaluation_overlaps_all_gathers) evaluation_overlaps_all_gathers = o.evaluation_overlaps_all_gathers;
@@ -53,10 +54,10 @@ ParallelSpec ParallelSpecs::for_accelerators(int n) const {
 namespace {
 ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
   if (allow_table) {
-    n.expect_only({"tensor", "context", "pipeline", "micro_batch", "distributed_optimizer", "recompute",
+    n.expect_only({"tensor", "context", "pipeline", "virtual_stages", "micro_batch", "distributed_optimizer", "recompute",
                    "overlap_tensor_parallel", "evaluation_overlaps_all_gathers", "search", "otherwise", "by_accelerators"});
   } else {
-    n.expect_only({"tensor", "context", "pipeline", "micro_batch", "distributed_optimizer", "recompute",
+    n.expect_only({"tensor", "context", "pipeline", "virtual_stages", "micro_batch", "distributed_optimizer", "recompute",
                    "overlap_tensor_parallel", "evaluation_overlaps_all_gathers", "search", "otherwise"});
   }
   ParallelSpec s;
@@ -67,6 +68,7 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
   count("context", s.context);
   count("pipeline", s.pipeline);
   count("micro_batch", s.micro_batch);
+  count("virtual_stages", s.virtual_stages);
   if (auto v = n.find("distributed_optimizer")) {
     const std::string name = v->as_string();
     if (name == "none") {
@@ -160,7 +162,8 @@ Group strided_group(const Topology& topo, int stride, int size) {
 }
 
 std::string ParallelLayout::describe() const {
-  return fmt::format("TP{} CP{} PP{} DP{} mb{} x{}{}{}", tp, cp, pp, dp, micro_batch, micro_batches,
+  return fmt::format("TP{} CP{} PP{}{} DP{} mb{} x{}{}{}", tp, cp, pp,
+                     virtual_stages > 1 ? fmt::format(" v{}", virtual_stages) : "", dp, micro_batch, micro_batches,
                      sharding == Sharding::global ? " ZeRO-1" : sharding == Sharding::within_node ? " ZeRO-1/node" : "",
                      recompute == Recompute::none ? "" : std::string(" recompute=") + recompute_name(recompute));
 }
@@ -192,6 +195,16 @@ std::optional<ParallelLayout> resolve_layout(const ParallelSpec& s, const Topolo
     return std::nullopt;
   }
   l.micro_batches = static_cast<int>(per_rank / l.micro_batch);
+  l.virtual_stages = s.virtual_stages.value_or(1);
+  if (l.virtual_stages > 1 && l.pp == 1) {
+    why = fmt::format("{} virtual stages need a pipeline (PP > 1)", l.virtual_stages);
+    return std::nullopt;
+  }
+  if (l.virtual_stages > 1 && l.micro_batches % l.pp != 0) {
+    // Megatron's interleaved schedule runs the micro-batches in groups of PP.
+    why = fmt::format("interleaving needs whole groups of PP{} micro-batches, not {}", l.pp, l.micro_batches);
+    return std::nullopt;
+  }
   const int node = topo.tiers.front().size;
   if (l.tp > node) {
     why = fmt::format("TP{} spans more than one {}-accelerator scale-up domain", l.tp, node);

@@ -41,6 +41,7 @@ struct LayoutSearch {
 /// scenario default < scenario per-N).
 struct ParallelSpec {
   std::optional<int> tensor, context, pipeline, micro_batch;
+  std::optional<int> virtual_stages;  // interleaved 1F1B: model chunks per pipeline stage
   std::optional<Sharding> distributed_optimizer;
   std::optional<bool> overlap_tensor_parallel;
   std::optional<bool> evaluation_overlaps_all_gathers;
@@ -68,7 +69,7 @@ struct ParallelSpecs {
   ParallelSpec for_accelerators(int n) const;
 };
 
-/// Parses {tensor, context, pipeline, micro_batch, distributed_optimizer, recompute,
+/// Parses {tensor, context, pipeline, virtual_stages, micro_batch, distributed_optimizer, recompute,
 /// overlap_tensor_parallel, evaluation_overlaps_all_gathers, search: {tensor: [..], context: [..], pipeline: [..]},
 /// otherwise: [{tensor, context, pipeline}, ..], by_accelerators: {N: {...}}}.
 ParallelSpecs parse_parallel_specs(const config::ConfigNode& node);
@@ -78,6 +79,9 @@ struct ParallelLayout {
   int tp = 1, cp = 1, pp = 1, dp = 1;
   int micro_batch = 1;     // samples per micro-batch per data-parallel rank
   int micro_batches = 1;   // per step per data-parallel rank (gradient accumulation)
+  // Interleaved 1F1B (Narayanan et al., SC'21, arXiv 2104.04473): each stage holds this many
+  // non-adjacent chunks of layers; the bubble shrinks v-fold, pipeline sends grow v-fold.
+  int virtual_stages = 1;
   Sharding sharding = Sharding::none;
   bool overlap_tensor_parallel = true;
   // Whether a forward without gradients (the evaluation) still overlaps the all-gathers before

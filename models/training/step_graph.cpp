@@ -270,13 +270,17 @@ StepGraph Builder::build() {
     for (Instance& in : inst_) passes.push_back(&in.compute);
     dispatch_from_host(passes, w_.dispatch_per_kernel);
   }
-  const int stages = lay_.pp, m = lay_.micro_batches;
-  if (static_cast<int>(inst_.size()) < stages) {
-    throw ModelError(fmt::format("PP{} needs at least {} layers to place, {} has {}", stages, stages, w_.name, inst_.size()));
+  const int stages = lay_.pp, m = lay_.micro_batches, v = lay_.virtual_stages, parts = stages * v;
+  if (static_cast<int>(inst_.size()) < parts) {
+    throw ModelError(fmt::format("PP{}{} needs at least {} layers to place, {} has {}", stages,
+                                 v > 1 ? fmt::format(" x {} virtual stages", v) : "", parts, w_.name, inst_.size()));
   }
   g_.stages = stages;
   last_compute_.assign(static_cast<std::size_t>(stages), 0);
-  const std::vector<std::vector<int>> assigned = assign_stages(inst_, stages);
+  // Part j of the model (contiguous layers) is chunk j / PP of stage j % PP: with interleaving a
+  // micro-batch visits every stage v times.
+  const std::vector<std::vector<int>> assigned = assign_stages(inst_, parts);
+  const auto part = [&](int s, int c) { return c * stages + s; };
 
   struct DpPhase {
     const Group* group;
@@ -294,28 +298,32 @@ StepGraph Builder::build() {
   }
   const Group& shard_group = lay_.sharding == Sharding::global ? lay_.grad_group : lay_.grad_inside;
   const bool gathers = lay_.sharding != Sharding::none && shard_group.ranks() > 1;
-  // What stage s hands stage s + 1 per micro-batch: the boundary tensor of its last layer
+  // What part j hands part j + 1 per micro-batch: the boundary tensor of its last layer
   // instance, split over the TP (sequence parallel) and CP ranks; the backward returns its gradient.
-  std::vector<Bytes> boundary(static_cast<std::size_t>(stages));
-  for (int s = 0; s + 1 < stages; ++s) {
-    const Instance& last = inst_[static_cast<std::size_t>(assigned[static_cast<std::size_t>(s)].back())];
+  std::vector<Bytes> boundary(static_cast<std::size_t>(parts));
+  for (int j = 0; j + 1 < parts; ++j) {
+    const Instance& last = inst_[static_cast<std::size_t>(assigned[static_cast<std::size_t>(j)].back())];
     if (!(last.layer->pipeline_boundary.value() > 0)) {
       throw ModelError(fmt::format("PP{}: {} gives no pipeline boundary after '{}'", stages, w_.name, last.name));
     }
-    boundary[static_cast<std::size_t>(s)] =
+    boundary[static_cast<std::size_t>(j)] =
         last.layer->pipeline_boundary * (static_cast<double>(lay_.micro_batch) / (lay_.cp * lay_.tp));
   }
 
   struct Pending {
     bool forward;
-    int stage, mb;
+    int part, mb;
   };
   std::vector<Pending> pending;
-  std::vector<std::vector<std::uint32_t>> send_fwd(static_cast<std::size_t>(stages)), send_bwd(send_fwd);
+  std::vector<std::vector<std::uint32_t>> send_fwd(static_cast<std::size_t>(parts)), send_bwd(send_fwd);
   Duration slowest_compute;
   MicroBatchForward slowest_forward;
   for (int s = 0; s < stages; ++s) {
-    const std::vector<int>& ks = assigned[static_cast<std::size_t>(s)];
+    std::vector<int> ks;  // the stage's instances, its chunks in model order
+    for (int c = 0; c < v; ++c) {
+      const auto& chunk = assigned[static_cast<std::size_t>(part(s, c))];
+      ks.insert(ks.end(), chunk.begin(), chunk.end());
+    }
     // Buckets in backward order; a bucket closes at the instance whose backward fills it.
     struct Bucket {
       Bytes bytes;
@@ -348,46 +356,62 @@ StepGraph Builder::build() {
       }
     }
     // 1F1B: (stages - s - 1) forwards to fill the pipeline, then one forward one backward.
-    std::vector<std::pair<bool, int>> order;
-    const int warm = std::min(stages - s - 1, m);
-    for (int i = 0; i < warm; ++i) order.emplace_back(true, i);
-    for (int i = 0; i < m - warm; ++i) {
-      order.emplace_back(true, warm + i);
-      order.emplace_back(false, i);
+    // Interleaved (Megatron's schedule): units of (chunk, micro-batch), micro-batches in groups of
+    // PP through each chunk in turn (backward through the chunks in reverse), and
+    // 2 (stages - s - 1) + (v - 1) stages forward units before the first backward.
+    struct Unit {
+      bool forward;
+      int chunk, mb;
+    };
+    const auto unit = [&](bool forward, int i) {
+      const int c = (i / stages) % v;
+      return Unit{forward, forward ? c : v - 1 - c, (i / (stages * v)) * stages + i % stages};
+    };
+    std::vector<Unit> order;
+    const int units = m * v;
+    const int warm = v == 1 ? std::min(stages - s - 1, m) : std::min(2 * (stages - s - 1) + (v - 1) * stages, units);
+    for (int i = 0; i < warm; ++i) order.push_back(unit(true, i));
+    for (int i = 0; i < units - warm; ++i) {
+      order.push_back(unit(true, warm + i));
+      order.push_back(unit(false, i));
     }
-    for (int i = m - warm; i < m; ++i) order.emplace_back(false, i);
-    send_fwd[static_cast<std::size_t>(s)].assign(static_cast<std::size_t>(m), 0);
-    send_bwd[static_cast<std::size_t>(s)].assign(static_cast<std::size_t>(m), 0);
+    for (int i = units - warm; i < units; ++i) order.push_back(unit(false, i));
+    for (int c = 0; c < v; ++c) {
+      send_fwd[static_cast<std::size_t>(part(s, c))].assign(static_cast<std::size_t>(m), 0);
+      send_bwd[static_cast<std::size_t>(part(s, c))].assign(static_cast<std::size_t>(m), 0);
+    }
     std::vector<std::vector<std::uint32_t>> forward_done(static_cast<std::size_t>(m));
     std::uint32_t last_dp = 0;
     bool any_dp = false;
-    for (const auto& [forward, mb] : order) {
+    for (const auto& [forward, chunk, mb] : order) {
+      const int j = part(s, chunk);
+      const std::vector<int>& kc = assigned[static_cast<std::size_t>(j)];
       std::vector<std::uint32_t> after;
-      if (forward && s > 0) {
+      if (forward && j > 0) {
         after.push_back(kPending + static_cast<std::uint32_t>(pending.size()));
-        pending.push_back({true, s - 1, mb});
-      } else if (!forward && s < stages - 1) {
+        pending.push_back({true, j - 1, mb});
+      } else if (!forward && j < parts - 1) {
         after.push_back(kPending + static_cast<std::uint32_t>(pending.size()));
-        pending.push_back({false, s + 1, mb});
+        pending.push_back({false, j + 1, mb});
       } else if (!forward) {
-        after = forward_done[static_cast<std::size_t>(mb)];  // the last stage's loss follows its forward
+        after = forward_done[static_cast<std::size_t>(mb)];  // the last part's loss follows its forward
       }
       if (forward) {
-        for (int k : ks) {
+        for (int k : kc) {
           if (gathers && mb == 0) {
             if (auto b = first_bucket.find(k); b != first_bucket.end()) after.push_back(gather_of[b->second]);
           }
           after = layer_pass(s, k, mb, true, after);
         }
         forward_done[static_cast<std::size_t>(mb)] = after;
-        if (s < stages - 1) {
-          send_fwd[static_cast<std::size_t>(s)][static_cast<std::size_t>(mb)] =
-              comm_op(Phase::pp_send, StreamKind::pp, s, -1, mb, transfer(boundary[static_cast<std::size_t>(s)]), after);
-          g_.ops.back().peer = s + 1;
+        if (j < parts - 1) {
+          send_fwd[static_cast<std::size_t>(j)][static_cast<std::size_t>(mb)] =
+              comm_op(Phase::pp_send, StreamKind::pp, s, -1, mb, transfer(boundary[static_cast<std::size_t>(j)]), after);
+          g_.ops.back().peer = (j + 1) % stages;
         }
         continue;
       }
-      for (auto it = ks.rbegin(); it != ks.rend(); ++it) {
+      for (auto it = kc.rbegin(); it != kc.rend(); ++it) {
         after = layer_pass(s, *it, mb, false, after);
         if (mb != m - 1) continue;  // gradients are reduced once, after the last micro-batch
         for (const Bucket& b : buckets) {
@@ -402,10 +426,10 @@ StepGraph Builder::build() {
           }
         }
       }
-      if (s > 0) {
-        send_bwd[static_cast<std::size_t>(s)][static_cast<std::size_t>(mb)] =
-            comm_op(Phase::pp_send, StreamKind::pp, s, -1, mb, transfer(boundary[static_cast<std::size_t>(s) - 1]), after);
-        g_.ops.back().peer = s - 1;
+      if (j > 0) {
+        send_bwd[static_cast<std::size_t>(j)][static_cast<std::size_t>(mb)] =
+            comm_op(Phase::pp_send, StreamKind::pp, s, -1, mb, transfer(boundary[static_cast<std::size_t>(j) - 1]), after);
+        g_.ops.back().peer = (j - 1 + stages) % stages;
       }
     }
     // The optimizer streams this rank's share of parameters, gradients and states once.
@@ -434,7 +458,10 @@ StepGraph Builder::build() {
       }
       flops += lc.forward.model_flops + lc.backward.model_flops;  // model FLOPs: recompute is not counted
     }
-    if (s > 0) forward.waits += select_time_[static_cast<std::size_t>(transfer(boundary[static_cast<std::size_t>(s) - 1]))];
+    for (int c = 0; c < v; ++c) {  // each chunk's input arrives from the part before it
+      const int j = part(s, c);
+      if (j > 0) forward.waits += select_time_[static_cast<std::size_t>(transfer(boundary[static_cast<std::size_t>(j) - 1]))];
+    }
     if (compute >= slowest_compute) {
       slowest_compute = compute;
       g_.flops_per_step = flops * m;
@@ -445,7 +472,7 @@ StepGraph Builder::build() {
     for (std::uint32_t& d : op.deps) {
       if (d < kPending) continue;
       const Pending& pd = pending[d - kPending];
-      d = (pd.forward ? send_fwd : send_bwd)[static_cast<std::size_t>(pd.stage)][static_cast<std::size_t>(pd.mb)];
+      d = (pd.forward ? send_fwd : send_bwd)[static_cast<std::size_t>(pd.part)][static_cast<std::size_t>(pd.mb)];
     }
   }
   g_.evaluation_forward = slowest_forward;

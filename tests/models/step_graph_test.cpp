@@ -280,3 +280,42 @@ TEST(StepModel, SelectiveRecomputeAddsTheAttentionCoresForwardToTheBackward) {
 }
 
 }  // namespace sp::models
+
+namespace sp::models {
+
+TEST(StepModel, InterleavingDividesThePipelineBubbleByTheVirtualStages) {
+  // Eight identical layers, 1 ms forward and 2 ms backward each (one 1 TFLOP GEMM at 1 PFLOP/s,
+  // input and weight gradients), on two stages with two micro-batches of one sample. 1F1B: a stage
+  // holds four layers, f = 4 ms and b = 8 ms a micro-batch, and the step is (m + p - 1)(f + b) =
+  // 3 x 12 = 36 ms: 24 of work, a bubble of (p - 1)(f + b) = 12. Interleaved with v = 2 (each stage
+  // two chunks of two layers): the bubble is (p - 1)(f + b) / v = 6 ms, the step 30 ms (Narayanan
+  // et al. SC'21, section 2.2.2). The transfers (a byte each, within the node) add microseconds.
+  const Platform p = testing::simple_platform();
+  Workload w = testing::two_layer_workload(1, 1);
+  w.layers = {testing::layer("block", 8, 1, 1, Flops(1e12), Flops(2e12))};
+  w.layers[0].ops = {testing::teraflop_gemm()};
+  w.layers[0].pipeline_boundary = Bytes(1);
+  ParallelSpec spec;
+  spec.pipeline = 2;
+  spec.micro_batch = 1;
+  const StepResult plain = simulate_step(w, p, testing::layout(p, 2, 2, spec), 2);
+  EXPECT_NEAR(to_seconds(plain.step) * 1e3, 36, 0.1);
+  EXPECT_NEAR(to_seconds(plain.bubble) * 1e3, 12, 0.1);
+  spec.virtual_stages = 2;
+  const ParallelLayout inter = testing::layout(p, 2, 2, spec);
+  EXPECT_EQ(inter.describe(), "TP1 CP1 PP2 v2 DP1 mb1 x2");
+  const StepResult r = simulate_step(w, p, inter, 2);
+  EXPECT_NEAR(to_seconds(r.step) * 1e3, 30, 0.1);
+  EXPECT_NEAR(to_seconds(r.bubble) * 1e3, 6, 0.1);
+  EXPECT_EQ((r.forward + r.backward).ps(), (plain.forward + plain.backward).ps());  // the same work
+  // Interleaving needs a pipeline and whole groups of PP micro-batches.
+  std::string why;
+  spec.pipeline = 1;
+  EXPECT_FALSE(resolve_layout(spec, p.topology, 2, 2, why));
+  EXPECT_EQ(why, "2 virtual stages need a pipeline (PP > 1)");
+  spec.pipeline = 2;
+  EXPECT_FALSE(resolve_layout(spec, p.topology, 2, 3, why));
+  EXPECT_EQ(why, "interleaving needs whole groups of PP2 micro-batches, not 3");
+}
+
+}  // namespace sp::models

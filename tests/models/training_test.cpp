@@ -76,6 +76,20 @@ TEST(Memory, ActivationsOfTheMicroBatchesInFlight) {
   EXPECT_DOUBLE_EQ(estimate_memory(w, testing::simple_platform().accelerator, lay).activations.value(), 4e9);
 }
 
+TEST(Memory, InterleavingKeepsMoreMicroBatchesInFlight) {
+  // Two layers of 1 GB, PP4 with 8 micro-batches of 2 samples: 4 in flight, 4 GB (above). With
+  // v = 2 the first stage runs 2 x 3 + 1 x 4 = 10 chunk forwards before its first backward and
+  // holds 11 chunks of half its layers: 5.5 micro-batches' worth, 4 x (1 + 3/8): 5.5 GB.
+  Workload w = testing::two_layer_workload(0, 1);
+  for (LayerGroup& l : w.layers) l.activations = Bytes(1e9);
+  ParallelSpec pp;
+  pp.pipeline = 4;
+  pp.micro_batch = 2;
+  pp.virtual_stages = 2;
+  const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32, pp);
+  EXPECT_DOUBLE_EQ(estimate_memory(w, testing::simple_platform().accelerator, lay).activations.value(), 5.5e9);
+}
+
 TEST(Memory, FullRecomputeKeepsEachLayersInputAndOneLayersActivations) {
   // The same two layers of 1 GB, each handing on a 0.1 GB hidden state, one pipeline stage, micro-
   // batch 2: without recompute 2 GB x 2 = 4 GB; with full recompute the two inputs (0.2 GB) and,
