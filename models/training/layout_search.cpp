@@ -55,6 +55,7 @@ double step_lower_bound_s(const Workload& w, const Platform& p, const ParallelLa
   sh.tokens_per_sample = w.tokens_per_sample;
   sh.tp = l.tp;
   sh.cp = l.cp;
+  sh.sequence_parallel = l.sequence_parallel;
   double per_micro_batch = 0;
   for (const LayerGroup& g : w.layers) {
     const LayerCompute c = layer_compute(g, w, p.accelerator, sh);

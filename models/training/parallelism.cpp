@@ -23,6 +23,7 @@ void ParallelSpec::merge_from(const ParallelSpec& o) {
   if (o.overlap_tensor_parallel) overlap_tensor_parallel = o.overlap_tensor_parallel;
   if (o.evaluation_overlaps_all_gathers) evaluation_overlaps_all_gathers = o.evaluation_overlaps_all_gathers;
   if (o.recompute) recompute = o.recompute;
+  if (o.sequence_parallel) sequence_parallel = o.sequence_parallel;
   if (o.search) search = o.search;
   if (!o.otherwise.empty()) otherwise = o.otherwise;
   declared = declared || o.declared;
@@ -55,10 +56,11 @@ namespace {
 ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
   if (allow_table) {
     n.expect_only({"tensor", "context", "pipeline", "virtual_stages", "micro_batch", "distributed_optimizer", "recompute",
-                   "overlap_tensor_parallel", "evaluation_overlaps_all_gathers", "search", "otherwise", "by_accelerators"});
+                   "sequence_parallel", "overlap_tensor_parallel", "evaluation_overlaps_all_gathers", "search", "otherwise",
+                   "by_accelerators"});
   } else {
     n.expect_only({"tensor", "context", "pipeline", "virtual_stages", "micro_batch", "distributed_optimizer", "recompute",
-                   "overlap_tensor_parallel", "evaluation_overlaps_all_gathers", "search", "otherwise"});
+                   "sequence_parallel", "overlap_tensor_parallel", "evaluation_overlaps_all_gathers", "search", "otherwise"});
   }
   ParallelSpec s;
   const auto count = [&](const char* key, std::optional<int>& out) {
@@ -93,6 +95,7 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
       v->fail("unknown recompute '" + name + "'", "valid: none, selective, full");
     }
   }
+  if (auto v = n.find("sequence_parallel")) s.sequence_parallel = v->as_bool();
   if (auto v = n.find("overlap_tensor_parallel")) s.overlap_tensor_parallel = v->as_bool();
   if (auto v = n.find("evaluation_overlaps_all_gathers")) s.evaluation_overlaps_all_gathers = v->as_bool();
   if (auto search = n.find("search")) {
@@ -165,7 +168,8 @@ std::string ParallelLayout::describe() const {
   return fmt::format("TP{} CP{} PP{}{} DP{} mb{} x{}{}{}", tp, cp, pp,
                      virtual_stages > 1 ? fmt::format(" v{}", virtual_stages) : "", dp, micro_batch, micro_batches,
                      sharding == Sharding::global ? " ZeRO-1" : sharding == Sharding::within_node ? " ZeRO-1/node" : "",
-                     recompute == Recompute::none ? "" : std::string(" recompute=") + recompute_name(recompute));
+                     recompute == Recompute::none ? "" : std::string(" recompute=") + recompute_name(recompute)) +
+         (sequence_parallel || tp == 1 ? "" : " noSP");
 }
 
 std::optional<ParallelLayout> resolve_layout(const ParallelSpec& s, const Topology& topo, int n,
@@ -178,6 +182,7 @@ std::optional<ParallelLayout> resolve_layout(const ParallelSpec& s, const Topolo
   l.overlap_tensor_parallel = s.overlap_tensor_parallel.value_or(true);
   l.evaluation_overlaps_all_gathers = s.evaluation_overlaps_all_gathers.value_or(true);
   l.recompute = s.recompute.value_or(Recompute::none);
+  l.sequence_parallel = s.sequence_parallel.value_or(true);
   const int model = l.tp * l.cp * l.pp;
   if (n % model != 0) {
     why = fmt::format("{} accelerators cannot hold TP{} x CP{} x PP{} = {}", n, l.tp, l.cp, l.pp, model);

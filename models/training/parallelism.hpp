@@ -46,6 +46,7 @@ struct ParallelSpec {
   std::optional<bool> overlap_tensor_parallel;
   std::optional<bool> evaluation_overlaps_all_gathers;
   std::optional<Recompute> recompute;
+  std::optional<bool> sequence_parallel;
   std::optional<LayoutSearch> search;
   // Model-parallel sizes to use instead, in order, where this layout does not fit in memory: the
   // recipe a submitter runs on a smaller part (TP1 CP2 on one H200 node, TP4 CP1 on H100s).
@@ -69,7 +70,7 @@ struct ParallelSpecs {
   ParallelSpec for_accelerators(int n) const;
 };
 
-/// Parses {tensor, context, pipeline, virtual_stages, micro_batch, distributed_optimizer, recompute,
+/// Parses {tensor, context, pipeline, virtual_stages, micro_batch, distributed_optimizer, recompute, sequence_parallel,
 /// overlap_tensor_parallel, evaluation_overlaps_all_gathers, search: {tensor: [..], context: [..], pipeline: [..]},
 /// otherwise: [{tensor, context, pipeline}, ..], by_accelerators: {N: {...}}}.
 ParallelSpecs parse_parallel_specs(const config::ConfigNode& node);
@@ -90,6 +91,11 @@ struct ParallelLayout {
   // LayerNormMLP likewise), while its reduce-scatter overlap after the row-parallel GEMMs stays.
   bool evaluation_overlaps_all_gathers = true;
   Recompute recompute = Recompute::none;
+  // Megatron's sequence parallelism with TP (the default): all-gathers before the column-parallel
+  // GEMMs and reduce-scatters after the row-parallel ones, norms and dropouts on 1/TP of the
+  // tokens. Without it (Megatron before 2022): all-reduces after the row-parallel GEMMs forward and
+  // the column-parallel ones backward, and every TP rank runs the norms on the whole sequence.
+  bool sequence_parallel = true;
 
   Group tp_group, cp_group, grad_group;  // grad_group: DP x CP, where gradients are reduced
   Group grad_inside, grad_across;        // grad_group's part inside one node, and across nodes

@@ -100,10 +100,12 @@ class Builder {
     o.deps = std::move(deps);
     return add(std::move(o));
   }
-  // The layer's TP all-gather and reduce-scatter (comm ids), -1 where it has none.
+  // The layer's TP all-gather and reduce-scatter (comm ids), -1 where it has none; without
+  // sequence parallelism no all-gather, and an all-reduce of the same tensor in the reduce-scatter's place.
   std::pair<int, int> tp_comms(const LayerGroup& l) {
     if (lay_.tp <= 1 || !(l.tp_tensor.value() > 0)) return {-1, -1};
     const Bytes tensor = l.tp_tensor * (static_cast<double>(lay_.micro_batch) / lay_.cp);
+    if (!lay_.sequence_parallel) return {-1, comm(lay_.tp_group, CollectiveOp::all_reduce, tensor)};
     return {comm(lay_.tp_group, CollectiveOp::all_gather, tensor), comm(lay_.tp_group, CollectiveOp::reduce_scatter, tensor)};
   }
   // The TP communication an evaluation's forward of the layer waits for, as runs on its stream
@@ -115,9 +117,9 @@ class Builder {
   };
   EvaluationComm evaluation_comm(const LayerGroup& l) {
     const auto [ag, rs] = tp_comms(l);
-    if (ag < 0 || (lay_.overlap_tensor_parallel && lay_.evaluation_overlaps_all_gathers)) return {};
+    if (rs < 0 || (lay_.overlap_tensor_parallel && lay_.evaluation_overlaps_all_gathers)) return {};
     EvaluationComm c;
-    c.before.push_back({static_cast<double>(l.tp_all_gathers), select_time_[static_cast<std::size_t>(ag)]});
+    if (ag >= 0) c.before.push_back({static_cast<double>(l.tp_all_gathers), select_time_[static_cast<std::size_t>(ag)]});
     if (!lay_.overlap_tensor_parallel) {
       c.after.push_back({static_cast<double>(l.tp_reduce_scatters), select_time_[static_cast<std::size_t>(rs)]});
     }
@@ -207,8 +209,8 @@ std::vector<std::uint32_t> Builder::layer_pass(int stage, int k, int mb, bool fo
   // and reduce-scatters after the row-parallel ones (backward swaps them).
   const auto [ag, rs] = tp_comms(l);
   int n_ag = 0, n_rs = 0, kv = -1;
-  if (ag >= 0) {
-    n_ag = forward ? l.tp_all_gathers : l.tp_reduce_scatters;
+  if (rs >= 0) {
+    n_ag = ag < 0 ? 0 : forward ? l.tp_all_gathers : l.tp_reduce_scatters;
     n_rs = forward ? l.tp_reduce_scatters : l.tp_all_gathers;
   }
   if (lay_.cp > 1 && l.cp_exchange.value() > 0) {  // ring attention passes K and V round the CP ranks
@@ -222,7 +224,7 @@ std::vector<std::uint32_t> Builder::layer_pass(int stage, int k, int mb, bool fo
     return last;  // the stream runs them in order: the last one ends last
   };
   if (kv >= 0) next.push_back(comm_op(Phase::cp_comm, StreamKind::cp, stage, k, mb, kv, after));
-  if (ag >= 0 && !lay_.overlap_tensor_parallel) {
+  if (rs >= 0 && !lay_.overlap_tensor_parallel) {
     std::vector<std::uint32_t> d = after;
     if (n_ag > 0) d = {tp_ops(ag, n_ag, after)};
     c.deps = d;
@@ -248,6 +250,7 @@ StepGraph Builder::build() {
   shard.tokens_per_sample = w_.tokens_per_sample;
   shard.tp = lay_.tp;
   shard.cp = lay_.cp;
+  shard.sequence_parallel = lay_.sequence_parallel;
   for (const LayerGroup& l : w_.layers) {
     const LayerCompute lc = layer_compute(l, w_, p_.accelerator, shard);
     Duration attention;

@@ -319,3 +319,42 @@ TEST(StepModel, InterleavingDividesThePipelineBubbleByTheVirtualStages) {
 }
 
 }  // namespace sp::models
+
+namespace sp::models {
+
+TEST(StepModel, WithoutSequenceParallelismNormsRunWholeAndTpReducesByAllReduce) {
+  // A memory-bound pass outside the TP region, 1 MB a token forward and 2 MB backward over 5000
+  // tokens at 1 TB/s: 5 and 10 ms on one GPU. Under TP2 with sequence parallelism each rank runs
+  // it on half the tokens (2.5 + 5 ms); without, on all of them (5 + 10 ms): 7.5 ms more a step.
+  const Platform p = testing::simple_platform();
+  Workload w = testing::two_layer_workload(1, 1);
+  Op norm;
+  norm.kind = OpKind::elementwise;
+  norm.name = "norm";
+  norm.forward_bytes_per_token = Bytes(1e6);
+  norm.backward_bytes_per_token = Bytes(2e6);
+  norm.forward_kernels = norm.backward_kernels = 1;
+  w.layers[1].ops.push_back(norm);
+  ParallelSpec spec;
+  spec.tensor = 2;
+  const StepResult sp = simulate_step(w, p, testing::layout(p, 2, 1, spec), 2);
+  spec.sequence_parallel = false;
+  const ParallelLayout plain = testing::layout(p, 2, 1, spec);
+  EXPECT_EQ(plain.describe(), "TP2 CP1 PP1 DP1 mb1 x1 noSP");
+  const StepResult no = simulate_step(w, p, plain, 2);
+  EXPECT_NEAR(to_seconds(no.step - sp.step) * 1e3, 7.5, 1e-6);
+  // With a TP tensor (two all-gathers and two reduce-scatters a pass under SP), the layer's
+  // communication becomes two all-reduces after its compute each pass, no all-gather before.
+  w.layers[1].tp_tensor = Bytes(1e8);
+  w.layers[1].tp_all_gathers = w.layers[1].tp_reduce_scatters = 2;
+  const StepGraph g = build_step_graph(w, p, plain);
+  int all_reduce = 0, other = 0;
+  for (const GraphOp& op : g.ops) {
+    if (op.phase != Phase::tp_comm) continue;
+    (g.comms[static_cast<std::size_t>(op.comm)].terms.op == CollectiveOp::all_reduce ? all_reduce : other)++;
+  }
+  EXPECT_EQ(all_reduce, 4);  // forward 2, backward 2
+  EXPECT_EQ(other, 0);
+}
+
+}  // namespace sp::models
