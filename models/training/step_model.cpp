@@ -140,8 +140,8 @@ Duration extend(Duration a, Duration b, double k) { return a + scale(b - a, k); 
 // pipeline's fill, every micro-batch adds the same time (gradient accumulation repeats the same
 // forward and backward; 1F1B's steady state one slot of its slowest stage), so the step and each
 // of its parts are linear in m and the graph need not hold m copies of the model.
-StepResult extrapolate(const StepResult& a, const StepResult& b, int simulated, int m) {
-  const double k = m - simulated;
+StepResult extrapolate(const StepResult& a, const StepResult& b, int simulated, int group, int m) {
+  const double k = (m - simulated) / static_cast<double>(group);
   StepResult r = a;
   for (Duration StepResult::*f : {&StepResult::step, &StepResult::forward, &StepResult::backward, &StepResult::optimizer,
                                   &StepResult::interference, &StepResult::bubble, &StepResult::exposed_tensor_parallel,
@@ -190,14 +190,17 @@ StepResult simulate_whole(const Workload& w, const Platform& p, const ParallelLa
 
 StepResult simulate_step(const Workload& w, const Platform& p, const ParallelLayout& lay, int accelerators,
                          Fidelity fidelity, StepTrace* trace) {
-  if (lay.micro_batches <= kMaxSimulatedMicroBatches) return simulate_whole(w, p, lay, accelerators, fidelity, trace);
+  // The interleaved schedule runs micro-batches in groups of PP: its step grows a group at a time.
+  const int group = lay.virtual_stages > 1 ? lay.pp : 1;
+  const int simulated = (kMaxSimulatedMicroBatches + group - 1) / group * group;
+  if (lay.micro_batches <= simulated) return simulate_whole(w, p, lay, accelerators, fidelity, trace);
   ParallelLayout shorter = lay, longer = lay;
-  shorter.micro_batches = kMaxSimulatedMicroBatches;
-  longer.micro_batches = kMaxSimulatedMicroBatches + 1;
+  shorter.micro_batches = simulated;
+  longer.micro_batches = simulated + group;
   // The trace, where asked for, is the simulated one: the step's first micro-batches.
   const StepResult a = simulate_whole(w, p, shorter, accelerators, fidelity, trace);
   const StepResult b = simulate_whole(w, p, longer, accelerators, fidelity, nullptr);
-  return extrapolate(a, b, kMaxSimulatedMicroBatches, lay.micro_batches);
+  return extrapolate(a, b, simulated, group, lay.micro_batches);
 }
 
 std::string describe_critical_path(const StepResult& r) {

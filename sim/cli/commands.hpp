@@ -90,6 +90,8 @@ struct ValidateOptions {
   bool loo = false;   // refit without each system in turn and predict it
   bool loko = false;  // refit without each accelerator kind in turn and predict it
   bool scaling = false;  // multi-node rows from a measured smaller system (scaling_validation.hpp)
+  std::string transformer;  // published transformer runs instead (transformer_validation.hpp)
+  std::string platform = "dgx_a100";  // their platform
   std::string phases; // phase observations from the systems' logs, for the refits (may be empty)
   int samples = 100;
   std::uint64_t seed = 1;
@@ -97,6 +99,9 @@ struct ValidateOptions {
 
 /// `scalepoint validate`: predictions against published MLPerf times.
 int validate_command(const ValidateOptions& options);
+
+/// `scalepoint validate --transformer FILE`: transformer_rows.csv, transformer_summary.csv, transformer.png.
+int validate_transformer_command(const ValidateOptions& options);
 
 /// `scalepoint validate --scaling`: writes scaling_rows.csv, scaling_summary.csv and scaling.png.
 int validate_scaling_command(const std::vector<calibration::MlperfResult>& rows, const models::Catalog& catalog,

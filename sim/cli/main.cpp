@@ -96,7 +96,12 @@ int main(int argc, char** argv) {
 
   sp::cli::ValidateOptions validate;
   CLI::App* validate_cmd = app.add_subcommand("validate", "predict every published MLPerf time and compare");
-  validate_cmd->add_option("--data", validate.data, "MLPerf results CSV")->required();
+  validate_cmd->add_option("--data", validate.data, "MLPerf results CSV");
+  CLI::Option* validate_transformer = validate_cmd->add_option(
+      "--transformer", validate.transformer,
+      "published transformer runs (calibration/data/transformer/selene_korthikanti2023.csv) instead of MLPerf rows");
+  validate_cmd->add_option("--platform", validate.platform, "with --transformer: their platform (default dgx_a100)")
+      ->needs(validate_transformer);
   validate_cmd->add_option("--out,-o", validate.out_dir, "output folder (default results/validation)");
   CLI::Option* validate_loo = validate_cmd->add_flag("--loo", validate.loo,
                          "refit without each system in turn and predict it (files mlperf_loo_*)");
@@ -238,7 +243,14 @@ int main(int argc, char** argv) {
     if (coll_cmd->parsed()) return sp::cli::collective_command(coll);
     if (analyze_cmd->parsed()) return sp::cli::analyze_command(analyze);
     if (predict_cmd->parsed()) return sp::cli::predict_command(predict);
-    if (validate_cmd->parsed()) return sp::cli::validate_command(validate);
+    if (validate_cmd->parsed()) {
+      if (!validate.transformer.empty()) return sp::cli::validate_transformer_command(validate);
+      if (validate.data.empty()) {
+        std::fprintf(stderr, "scalepoint: error: validate: --data is required (or --transformer FILE)\n");
+        return 2;
+      }
+      return sp::cli::validate_command(validate);
+    }
     if (sweep_cmd->parsed()) return sp::cli::sweep_command(sweep);
     if (report_cmd->parsed()) return sp::cli::report_command(report_dir);
     if (calibrate_mlperf->parsed()) return sp::cli::calibrate_mlperf_command(calibrate);

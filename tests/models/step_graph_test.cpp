@@ -308,6 +308,13 @@ TEST(StepModel, InterleavingDividesThePipelineBubbleByTheVirtualStages) {
   EXPECT_NEAR(to_seconds(r.step) * 1e3, 30, 0.1);
   EXPECT_NEAR(to_seconds(r.bubble) * 1e3, 6, 0.1);
   EXPECT_EQ((r.forward + r.backward).ps(), (plain.forward + plain.backward).ps());  // the same work
+  // 70 micro-batches: the step is simulated at 64 and 66 (whole groups of PP2) and extrapolated,
+  // the same as the whole graph (m v (f_c + b_c) + (p - 1)(f + b) / v = 70 x 12 + 6 = 846 ms).
+  const ParallelLayout many = testing::layout(p, 2, 70, spec);
+  const Execution whole = execute_step(build_step_graph(w, p, many), p, Fidelity::analytic);
+  const StepResult extrapolated = simulate_step(w, p, many, 2);
+  EXPECT_NEAR(to_seconds(extrapolated.step) * 1e3, 846, 0.2);
+  EXPECT_NEAR(to_seconds(extrapolated.step - extrapolated.straggler), to_seconds(whole.end - SimTime::zero()), 1e-6);
   // Interleaving needs a pipeline and whole groups of PP micro-batches.
   std::string why;
   spec.pipeline = 1;

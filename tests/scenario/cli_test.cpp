@@ -66,6 +66,20 @@ TEST(Cli, TheCommittedGoodputPlanIsCurrentAndItsRunsAreTimelines) {
   EXPECT_NE(trace.find("\"name\": \"checkpoint\""), std::string::npos);
 }
 
+TEST(Cli, TheCommittedTransformerValidationIsCurrent) {
+  // The README's Selene table comes from results/validation/transformer_rows.csv.
+  const fs::path out = fresh_dir("transformer");
+  const RunResult r = run("validate --transformer " + std::string(SP_SOURCE_DIR) +
+                          "/calibration/data/transformer/selene_korthikanti2023.csv --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("8 runs on DGX A100: mean |error|"), std::string::npos) << r.output;
+  EXPECT_EQ(slurp(out / "transformer_rows.csv"),
+            slurp(std::string(SP_SOURCE_DIR) + "/results/validation/transformer_rows.csv"))
+      << "regenerate: build/scalepoint validate --transformer calibration/data/transformer/selene_korthikanti2023.csv";
+  // Without --transformer the MLPerf table is required.
+  EXPECT_EQ(run("validate --out " + out.string()).status, 2);
+}
+
 TEST(Cli, SameScenarioTwiceGivesIdenticalBytes) {
   const fs::path a = fresh_dir("det_a");
   const fs::path b = fresh_dir("det_b");
