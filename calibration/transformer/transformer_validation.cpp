@@ -88,6 +88,12 @@ std::vector<TransformerRun> validate_transformers(const config::CsvTable& t, con
     r.layout = layout->describe();
     const models::MemoryEstimate m = models::estimate_memory(w, p.accelerator, *layout);
     r.memory_gb = m.total().value() / 1e9;
+    r.states_activations_gb = (m.total() - m.reserved).value() / 1e9;
+    if (t.has_column("published_memory_gib") && !t.cell(row, "published_memory_gib").empty()) {
+      const auto gib = t.number(row, "published_memory_gib");
+      if (!gib || !(*gib > 0)) t.fail(row, "published_memory_gib", "needs GiB above 0, or nothing");
+      r.published_memory_gb = *gib * 1.073741824;
+    }
     r.fits = m.fits();
     r.step = models::simulate_step(w, p, *layout, r.accelerators);
     r.predicted_s = to_seconds(r.step.step);

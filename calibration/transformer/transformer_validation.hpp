@@ -22,10 +22,13 @@ struct TransformerRun {
   double measured_s = 0;
   double predicted_s = 0;  // the simulated step (one iteration of the global batch)
   double memory_gb = 0;    // per accelerator, as the model estimates it
+  double states_activations_gb = 0;  // of which weights, gradients, optimizer and activations (no reserve)
+  double published_memory_gb = 0;    // where published (0: not), weights, optimizer and activations
   bool fits = true;
   models::StepResult step;
 
   double error() const { return predicted_s / measured_s - 1; }
+  double memory_error() const { return states_activations_gb / published_memory_gb - 1; }
 };
 
 /// Every row of `table` on `platform`; an InputError names the file, line and column of a bad cell.
