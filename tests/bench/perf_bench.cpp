@@ -11,6 +11,7 @@
 #include "models/collective/chunk_sim.hpp"
 #include "models/collective/fidelity.hpp"
 #include "models/goodput/goodput.hpp"
+#include "models/training/layout_search.hpp"
 #include "models/training/step_model.hpp"
 #include "sim/config/loader.hpp"
 #include "sim/core/engine.hpp"
@@ -137,6 +138,10 @@ BENCHMARK_CAPTURE(BM_WorkloadStep, llama2_70b_lora_analytic, "llama2_70b_lora", 
 BENCHMARK_CAPTURE(BM_WorkloadStep, llama2_70b_lora_flow, "llama2_70b_lora", Fidelity::flow)
     ->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_WorkloadStep, retinanet_analytic, "retinanet", Fidelity::analytic)->Arg(1024)->Unit(benchmark::kMillisecond);
+// A 405B-class step at 16,384 GPUs (Llama 3's TP8 PP16 DP128, 16 micro-batches; issue 34's
+// target: under 1 s in flow fidelity).
+BENCHMARK_CAPTURE(BM_WorkloadStep, llama3_405b_flow, "llama3_405b_pretrain", Fidelity::flow)
+    ->Arg(16384)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_WorkloadStep, stable_diffusion_analytic, "stable_diffusion", Fidelity::analytic)
     ->Arg(1024)->Unit(benchmark::kMillisecond);
 
@@ -190,6 +195,20 @@ void BM_Colocation(benchmark::State& state, const char* strategy) {
 BENCHMARK_CAPTURE(BM_Colocation, sequential, "sequential")->Arg(32)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Colocation, time_slicing, "time_slicing")->Arg(8)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Colocation, mps, "mps")->Arg(8)->Arg(32)->Unit(benchmark::kMillisecond);
+
+// The layout search for the same 405B model at 16,384 GPUs and Llama 3's 2,048-sequence batch:
+// every TP, CP, PP and micro-batch that fits (issue 34's target: under 30 s).
+void BM_LayoutSearch405B(benchmark::State& state) {
+  const Workload& w = workload("llama3_405b_pretrain");
+  std::string layout;
+  for (auto _ : state) {
+    const auto best = fastest_layout(w, dgx(), 16384, 2048, w.parallelism.for_accelerators(16384), LayoutSearch{});
+    layout = best ? best->layout.describe() : "none";
+    benchmark::DoNotOptimize(best);
+  }
+  state.SetLabel(layout);
+}
+BENCHMARK(BM_LayoutSearch405B)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 // A 54-day run of Llama 3 405B on 16,384 H100s (2,048 nodes) with failures, checkpoints and
 // restarts, 100 Monte Carlo replicates on the event engine (issue 30's target: under 2 s): about
