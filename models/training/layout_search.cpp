@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "models/compute/compute_model.hpp"
+#include "sim/core/error.hpp"
 
 namespace sp::models {
 
@@ -80,7 +81,14 @@ struct Search {
   double seconds_per_step_second = 0;         // time to train per second of step (any estimate)
 
   std::optional<TrainingEstimate> evaluate(const ParallelSpec& s) {
-    TrainingEstimate e = estimate_training(w, p, n, gbs, s, fidelity);
+    TrainingEstimate e;
+    try {
+      e = estimate_training(w, p, n, gbs, s, fidelity);
+    } catch (const ModelError&) {
+      // A candidate beyond what the model simulates (a run past its clock's ~106 days) is no
+      // contender; where every one is, the caller's own estimate says why.
+      return std::nullopt;
+    }
     if (!e.ok()) {
       if (!first_bad) first_bad = std::move(e);
       return std::nullopt;
@@ -131,7 +139,14 @@ struct Search {
             ParallelSpec s = base;
             s.fix_sizes({t, c, q});
             s.micro_batch.reset();
-            add_fitting(s, all);
+            if (q == 1 || limits.virtual_stages.empty()) {
+              add_fitting(s, all, limits.recompute);
+              continue;
+            }
+            for (int v : limits.virtual_stages) {
+              s.virtual_stages = v;
+              add_fitting(s, all, limits.recompute);
+            }
           }
         }
       }
@@ -146,13 +161,25 @@ struct Search {
 
   // The micro-batches of `s` that fit in memory (without a pipeline only the largest: fewer
   // samples per micro-batch only add steps of accumulation), with their bounds.
-  void add_fitting(ParallelSpec s, std::vector<Candidate>& out) {
+  void add_fitting(ParallelSpec s, std::vector<Candidate>& out, const std::vector<Recompute>& recompute = {}) {
     for (int mb : micro_batches(s, n, gbs)) {
       s.micro_batch = mb;
       std::string why;
-      const auto l = resolve_layout(s, p.topology, n, gbs, why);
-      if (!l) continue;
-      if (!estimate_memory(w, p.accelerator, *l).fits()) {
+      std::optional<ParallelLayout> l;
+      // The recompute modes in order, the first whose layout fits (none given: the spec's own).
+      const std::vector<std::optional<Recompute>> modes =
+          recompute.empty() ? std::vector<std::optional<Recompute>>{s.recompute}
+                            : std::vector<std::optional<Recompute>>(recompute.begin(), recompute.end());
+      bool fits = false, resolved = false;
+      for (const auto& mode : modes) {
+        s.recompute = mode;
+        l = resolve_layout(s, p.topology, n, gbs, why);
+        if (!l) break;
+        resolved = true;
+        if ((fits = estimate_memory(w, p.accelerator, *l).fits())) break;
+      }
+      if (!resolved) continue;
+      if (!fits) {
         if (!first_bad) first_bad = estimate_training(w, p, n, gbs, s, fidelity);  // says why, unsimulated
         continue;
       }

@@ -53,6 +53,14 @@ ParallelSpec ParallelSpecs::for_accelerators(int n) const {
 }
 
 namespace {
+Recompute parse_recompute(const config::ConfigNode& v) {
+  const std::string name = v.as_string();
+  if (name == "none") return Recompute::none;
+  if (name == "selective") return Recompute::selective;
+  if (name != "full") v.fail("unknown recompute '" + name + "'", "valid: none, selective, full");
+  return Recompute::full;
+}
+
 ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
   if (allow_table) {
     n.expect_only({"tensor", "context", "pipeline", "virtual_stages", "micro_batch", "distributed_optimizer", "recompute",
@@ -83,23 +91,12 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
       v->fail("unknown sharding '" + name + "'", "valid: none, global, within_node");
     }
   }
-  if (auto v = n.find("recompute")) {
-    const std::string name = v->as_string();
-    if (name == "none") {
-      s.recompute = Recompute::none;
-    } else if (name == "selective") {
-      s.recompute = Recompute::selective;
-    } else if (name == "full") {
-      s.recompute = Recompute::full;
-    } else {
-      v->fail("unknown recompute '" + name + "'", "valid: none, selective, full");
-    }
-  }
+  if (auto v = n.find("recompute")) s.recompute = parse_recompute(*v);
   if (auto v = n.find("sequence_parallel")) s.sequence_parallel = v->as_bool();
   if (auto v = n.find("overlap_tensor_parallel")) s.overlap_tensor_parallel = v->as_bool();
   if (auto v = n.find("evaluation_overlaps_all_gathers")) s.evaluation_overlaps_all_gathers = v->as_bool();
   if (auto search = n.find("search")) {
-    search->expect_only({"tensor", "context", "pipeline"});
+    search->expect_only({"tensor", "context", "pipeline", "virtual_stages", "recompute"});
     LayoutSearch l;
     const auto sizes = [&](const char* key, std::vector<int>& out) {
       if (auto list = search->find(key)) {
@@ -110,6 +107,11 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
     sizes("tensor", l.tensor);
     sizes("context", l.context);
     sizes("pipeline", l.pipeline);
+    sizes("virtual_stages", l.virtual_stages);
+    if (auto list = search->find("recompute")) {
+      for (const auto& v : list->elements()) l.recompute.push_back(parse_recompute(v));
+      if (l.recompute.empty()) list->fail("needs at least one mode");
+    }
     s.search = l;
   }
   if (auto list = n.find("otherwise")) {

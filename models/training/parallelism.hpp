@@ -34,6 +34,11 @@ const char* recompute_name(Recompute r);
 /// leaves that size free (every power of two the workload and machine allow).
 struct LayoutSearch {
   std::vector<int> tensor, context, pipeline;
+  // With a pipeline, the interleavings to try (empty: the layout's own); and the recompute modes,
+  // in order, the first that fits in memory kept (empty: the layout's own), as a submitter
+  // recomputes only what memory forces.
+  std::vector<int> virtual_stages;
+  std::vector<Recompute> recompute;
   bool empty() const { return tensor.empty() && context.empty() && pipeline.empty(); }
 };
 

@@ -203,3 +203,55 @@ TEST(LayoutSearch, NeverTriesASplitTheWorkloadDescribesNoTrafficFor) {
 }
 
 }  // namespace sp::models
+
+namespace sp::models {
+
+TEST(LayoutSearch, RecomputesOnlyWhatMemoryForcesAndInterleavesWhereItShortensTheStep) {
+  // Eight layers of 1 ms forward and 2 ms backward a sample, each keeping 20 GB of activations a
+  // sample and handing on 0.1 GB, on one 80 GB GPU with a batch of 4: even one sample's 160 GB of
+  // activations do not fit; full recompute keeps 0.8 + 20 GB a sample, so micro-batches of 2 fit
+  // (41.6 GB; of 4, 83.2 do not), and its step is 4 samples x 8 x (1 + 2 + 1) ms = 128 ms.
+  // Selective recompute saves nothing here (no attention op), so the search, given [none,
+  // selective, full], takes full.
+  Platform p = testing::simple_platform();
+  p.accelerator.memory_capacity = Bytes(80e9);
+  Workload w = testing::two_layer_workload(1, 1);
+  w.layers = {testing::layer("block", 8, 1, 1, Flops(1e12), Flops(2e12))};
+  w.layers[0].ops = {testing::teraflop_gemm()};
+  w.layers[0].activations = Bytes(20e9);
+  w.layers[0].pipeline_boundary = Bytes(1e8);
+  w.convergence.points = {{4, 1000, 0, 1, true}};  // the search compares times to train
+  w.evaluation.timed = false;
+  w.runs_per_result = 1;
+  LayoutSearch limits;
+  limits.tensor = limits.context = limits.pipeline = {1};
+  limits.recompute = {Recompute::none, Recompute::selective, Recompute::full};
+  const auto one = fastest_layout(w, p, 1, 4, ParallelSpec{}, limits);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->layout.describe(), "TP1 CP1 PP1 DP1 mb2 x2 recompute=full");
+  EXPECT_NEAR(to_seconds(one->step.step) * 1e3, 128, 1e-6);
+  // Without recompute in the search nothing fits.
+  limits.recompute.clear();
+  EXPECT_FALSE(fastest_layout(w, p, 1, 4, ParallelSpec{}, limits) && fastest_layout(w, p, 1, 4, ParallelSpec{}, limits)->ok());
+  // On two GPUs with activations of 5 GB a layer and 2e9 parameters a layer (2 B weights and 2 B
+  // gradients: 64 GB for the model), no layout without a pipeline fits (64 + 40 GB), PP2 does
+  // (32 + 40 GB, two micro-batches in flight on the first stage either way): 36 ms as 1F1B, 30 ms
+  // interleaved (the bubble halved), and the search, given interleavings [1, 2], takes v2.
+  w.layers[0].activations = Bytes(5e9);
+  w.layers[0].pipeline_boundary = Bytes(1);  // transfers of microseconds (0.1 GB would take 1 ms each)
+  w.layers[0].parameters = w.layers[0].trainable_parameters = 2'000'000'000;
+  w.memory.weight_bytes_per_parameter = Bytes(2);
+  w.memory.optimizer_bytes_per_trainable_parameter = Bytes(0);  // no optimizer states, for round numbers
+  w.gradient_bytes_per_parameter = Bytes(2);
+  w.gradient_bucket = Bytes(1e12);
+  limits.pipeline = {1, 2};
+  limits.virtual_stages = {1, 2};
+  ParallelSpec base;
+  base.micro_batch = 1;
+  const auto two = fastest_layout(w, p, 2, 2, base, limits);
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->layout.describe(), "TP1 CP1 PP2 v2 DP1 mb1 x2") << two->status << ": " << two->message;
+  EXPECT_NEAR(to_seconds(two->step.step - two->step.optimizer) * 1e3, 30, 0.1);
+}
+
+}  // namespace sp::models
