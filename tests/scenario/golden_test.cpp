@@ -38,7 +38,8 @@ TEST_P(Golden, SummaryMatchesTheCommittedTable) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shipped, Golden,
-                         ::testing::Values("bert", "llama2_70b_lora", "retinanet", "stable_diffusion"));
+                         ::testing::Values("bert", "llama2_70b_lora", "retinanet", "stable_diffusion",
+                                           "llama2_70b_pretrain"));
 
 TEST(Scenario, CountsSpreadOverThreadsGiveTheSerialTableToTheByte) {
   const models::Catalog catalog(std::filesystem::path(SP_SOURCE_DIR) / "models");
