@@ -77,7 +77,43 @@ void expand_matmul(const Op& op, const Shard& s, Pass pass, const std::string& d
 // and streams the keys through (FlashAttention's loop): a GEMM of queries x head_dim whose inner
 // dimension is the keys, half of them under a causal mask. Ring attention (CP) runs one kernel
 // per ring step over a K/V chunk.
+// Unfused attention: the scores of every head as an s x s matrix. Forward: Q K^T, the fused
+// scale-mask-softmax (reads and writes the scores, 2 B each in fp16/bf16) and the dropout (reads
+// the probabilities, writes them and a 1-byte mask), then P V: 9 B a score. Backward: dV = P^T dO,
+// dP = dO V^T, the dropout's and the softmax's gradients (read mask, dP and P, write dS: 11 B a
+// score) and dQ = dS K, dK = dS^T Q. A causal mask is applied, the masked half still computed.
+void expand_unfused_attention(const Op& op, const Shard& s, Pass pass, const std::string& dtype,
+                              std::vector<Kernel>& out) {
+  const double heads = std::max(1.0, op.heads / s.tp);
+  const double sequence = op.queries > 0 ? op.queries : s.tokens_per_sample;
+  const double queries = sequence / s.cp;
+  const double keys = op.keys > 0 ? op.keys : sequence;
+  const double batch = heads * s.samples;
+  const double scores = queries * keys * batch;
+  const auto matmul = [&](double m, double n, double k) { add_gemm(out, GemmShape{m, n, k, batch}, dtype); };
+  const auto stream = [&](double bytes_per_score, double kernels) {
+    Kernel k;
+    k.kind = Kernel::Kind::stream;
+    k.bytes = Bytes(bytes_per_score * scores);
+    k.count = kernels;
+    k.dtype = dtype;
+    out.push_back(k);
+  };
+  if (pass == Pass::forward) {
+    matmul(queries, keys, op.head_dim);  // Q K^T
+    stream(9, 2);                        // scale-mask-softmax, dropout
+    matmul(queries, op.head_dim, keys);  // P V
+    return;
+  }
+  matmul(keys, op.head_dim, queries);  // dV = P^T dO
+  matmul(queries, keys, op.head_dim);  // dP = dO V^T
+  stream(11, 2);                       // dropout and softmax gradients
+  matmul(queries, op.head_dim, keys);  // dQ = dS K
+  matmul(keys, op.head_dim, queries);  // dK = dS^T Q
+}
+
 void expand_attention(const Op& op, const Shard& s, Pass pass, const std::string& dtype, std::vector<Kernel>& out) {
+  if (op.unfused) return expand_unfused_attention(op, s, pass, dtype, out);
   const double heads = std::max(1.0, op.heads / s.tp);
   const double sequence = op.queries > 0 ? op.queries : s.tokens_per_sample;
   const double queries = sequence / s.cp;
@@ -218,7 +254,12 @@ Op parse_op(const config::ConfigNode& n) {
     }
     case OpKind::attention:
       n.expect_only({"attention", "heads", "kv_heads", "head_dim", "causal", "queries", "keys", "precision",
-                     "context_parallel_precision"});
+                     "context_parallel_precision", "implementation"});
+      if (auto i = n.find("implementation")) {
+        const std::string v = i->as_string();
+        if (v != "fused" && v != "unfused") i->fail("unknown implementation '" + v + "'", "valid: fused (flash), unfused");
+        op.unfused = v == "unfused";
+      }
       if (auto p = n.find("context_parallel_precision")) {
         if (!p->is_map()) {
           op.context_parallel_precision = precision(*p);

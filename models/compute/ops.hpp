@@ -52,6 +52,10 @@ struct Op {
   // attention: per sample, queries attend to keys (empty: the sequence); GQA shares K and V
   double heads = 0, kv_heads = 0, head_dim = 0, queries = 0, keys = 0;
   bool causal = false;
+  // attention: unfused as Megatron ran it before FlashAttention (2022): Q K^T and P V as batched
+  // GEMMs over the whole s x s scores (masked, not skipped), with the scale-mask-softmax and the
+  // dropout as memory-bound passes over the scores in between.
+  bool unfused = false;
   // elementwise: bytes moved and kernels launched per pass; in the tensor-parallel region (on
   // TP-split activations) TP splits them always, elsewhere only under sequence parallelism
   bool tensor_region = false;

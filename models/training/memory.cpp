@@ -26,7 +26,8 @@ MemoryEstimate estimate_memory(const Workload& w, const Accelerator& a, const Pa
     // Full recompute keeps only each layer's input (the hidden state it was handed, where the file
     // gives one) and, during a layer's backward, that one layer's activations again.
     const bool input_only = l.recompute == Recompute::full && g.pipeline_boundary.value() > 0 && g.backward_pass;
-    per_sample += (input_only ? g.pipeline_boundary : g.activations) * static_cast<double>(g.repeat);
+    const Bytes kept = l.recompute == Recompute::selective ? g.activations - g.attention_activations : g.activations;
+    per_sample += (input_only ? g.pipeline_boundary : kept) * static_cast<double>(g.repeat);
     if (l.recompute == Recompute::full && working < g.activations) working = g.activations;
   }
   // Interleaved, the first stage runs 2 (p - 1) + (v - 1) p chunk forwards before its first

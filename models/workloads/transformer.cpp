@@ -36,7 +36,7 @@ std::int64_t positive(const config::ConfigNode& n, const char* key) { return n.a
 
 TransformerSpec parse_transformer(const config::ConfigNode& n) {
   n.expect_only({"layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "activation", "norm", "bias",
-                 "vocabulary", "sequence", "tied_embeddings"});
+                 "vocabulary", "sequence", "tied_embeddings", "attention"});
   TransformerSpec t;
   const std::int64_t layers = positive(n, "layers");
   if (layers > 100'000) n.at("layers").fail("at most 100000 layers");
@@ -66,6 +66,11 @@ TransformerSpec parse_transformer(const config::ConfigNode& n) {
   }
   if (auto b = n.find("bias")) t.bias = b->as_bool();
   if (auto e = n.find("tied_embeddings")) t.tied_embeddings = e->as_bool();
+  if (auto a = n.find("attention")) {
+    const std::string v = a->as_string();
+    if (v != "fused" && v != "unfused") a->fail("unknown attention '" + v + "'", "valid: fused (flash), unfused");
+    t.unfused_attention = v == "unfused";
+  }
   return t;
 }
 
@@ -115,6 +120,7 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   attention.kv_heads = static_cast<double>(t.kv_heads);
   attention.head_dim = static_cast<double>(t.head_dim);
   attention.causal = true;
+  attention.unfused = t.unfused_attention;
   layer.ops.push_back(attention);
   layer.ops.push_back(gemm("o", t.hidden, t.heads * t.head_dim, TpSplit::k));
   if (swiglu) {
@@ -130,7 +136,8 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   // by cuBLASLt: no pass).
   const double rope = 26 * (q + kv), copies = 8 * q, act = (swiglu ? 10 : 8) * f;
   layer.ops.push_back(pass("rope_activation", rope + copies + act, 15, true));
-  layer.activations = Bytes(34 * s * d);
+  layer.attention_activations = t.unfused_attention ? Bytes(5 * static_cast<double>(t.heads) * s * s) : Bytes(0);
+  layer.activations = Bytes(34 * s * d) + layer.attention_activations;
   layer.tp_tensor = hidden_state;
   layer.tp_all_gathers = 2;
   layer.tp_reduce_scatters = 2;

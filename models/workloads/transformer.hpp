@@ -14,7 +14,7 @@
 // element unfused, residual adds 6 B, RoPE ~26 B, SwiGLU 10 B, GeLU 8 B, cross-entropy ~14 B a
 // logit forward and ~20 backward), each with its kernel count; backward twice the forward.
 // Activations kept per layer and sequence: 34 s d bytes, Korthikanti et al. (MLSys 2023) without
-// recompute, with flash attention (no s^2 term).
+// recompute, with flash attention; unfused attention keeps 5 a s^2 more.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +32,10 @@ struct TransformerSpec {
   enum class Norm { rmsnorm, layernorm } norm = Norm::rmsnorm;
   bool bias = false;
   bool tied_embeddings = false;
+  // fused (FlashAttention, no s x s scores kept) or unfused (Megatron before 2023: the scores'
+  // softmax, dropout mask and dropout output kept, 5 a s^2 bytes a layer and sequence, Korthikanti
+  // et al. 2023, which selective recompute drops)
+  bool unfused_attention = false;
 };
 
 TransformerSpec parse_transformer(const config::ConfigNode& node);

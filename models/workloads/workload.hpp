@@ -28,6 +28,7 @@ struct LayerGroup {
   bool backward_pass = true;              // false when nothing before or in it trains (a frozen stem)
   std::vector<Op> ops;                    // the kernels it runs (models/compute/ops.hpp)
   Bytes activations;                      // kept for backward, per sample, per instance
+  Bytes attention_activations;            // of which the attention core's, what selective recompute drops
   // Tensor parallelism with sequence parallelism: per instance and sample, each forward (and
   // again each backward) all-gathers and reduce-scatters a tensor of this size in the TP group.
   Bytes tp_tensor;

@@ -3,7 +3,9 @@
 // term), and the file errors.
 #include <gtest/gtest.h>
 
+#include "models/training/memory.hpp"
 #include "models/workloads/transformer.hpp"
+#include "tests/models/test_fixtures.hpp"
 #include "sim/config/loader.hpp"
 #include "tests/input_error_message.hpp"
 
@@ -68,6 +70,43 @@ TEST(Transformer, AGptLayerWithBiasesIsTwelveDSquaredPlusThirteenD) {
   EXPECT_EQ(w.total_parameters(), 48 * (12LL * 6144 * 6144 + 13 * 6144) + 51200LL * 6144 + 2 * 6144);
   // Its head still runs the GEMM against the table: 2 x 51,200 x 6,144 forward FLOPs a token.
   EXPECT_NEAR(w.layers[2].forward.value() / 2048, 2.0 * 51200 * 6144, 1);
+}
+
+TEST(Transformer, UnfusedAttentionRunsTheScoresAsGemmsAndPassesAndKeepsThem) {
+  // 22B's layer (64 heads of 96, s = 2048) unfused, one sample on one GPU: forward Q K^T and P V
+  // as batched GEMMs of 64 heads (2048 x 2048 x 96 and 2048 x 96 x 2048), and between them the
+  // softmax and dropout over 64 x 2048^2 scores at 9 B each (2.42 GB); backward four GEMMs and
+  // 11 B a score. Kept for the backward: 34 s d + 5 a s^2 = 427.8 MB + 1342.2 MB a sequence, of
+  // which selective recompute keeps only the first (Korthikanti et al. 2023, section 4.2).
+  const Workload w = parse(
+      "{layers: 48, hidden: 6144, heads: 64, ffn: 24576, activation: gelu, norm: layernorm, bias: true, "
+      "vocabulary: 51200, sequence: 2048, tied_embeddings: true, attention: unfused}");
+  const LayerGroup& l = w.layers[1];
+  const Op* attention = nullptr;
+  for (const Op& op : l.ops) attention = op.kind == OpKind::attention ? &op : attention;
+  ASSERT_TRUE(attention);
+  Shard one;
+  one.tokens_per_sample = 2048;
+  const auto fwd = expand(*attention, one, Pass::forward, "bf16");
+  ASSERT_EQ(fwd.size(), 3u);
+  EXPECT_EQ(fwd[0].shape.m, 2048);
+  EXPECT_EQ(fwd[0].shape.n, 2048);
+  EXPECT_EQ(fwd[0].shape.k, 96);
+  EXPECT_EQ(fwd[0].shape.batch, 64);
+  EXPECT_DOUBLE_EQ(fwd[1].bytes.value(), 9.0 * 64 * 2048 * 2048);
+  EXPECT_EQ(fwd[2].shape.n, 96);
+  const auto bwd = expand(*attention, one, Pass::backward, "bf16");
+  ASSERT_EQ(bwd.size(), 5u);
+  EXPECT_DOUBLE_EQ(bwd[2].bytes.value(), 11.0 * 64 * 2048 * 2048);
+  EXPECT_DOUBLE_EQ(l.activations.value(), 34.0 * 2048 * 6144 + 5.0 * 64 * 2048 * 2048);
+  EXPECT_DOUBLE_EQ(l.attention_activations.value(), 5.0 * 64 * 2048 * 2048);
+  // One GPU, one sample: selective recompute keeps 48 x 1342.2 MB less.
+  const Platform p = testing::simple_platform();
+  ParallelSpec spec;
+  const Bytes plain = estimate_memory(w, p.accelerator, testing::layout(p, 1, 1, spec)).activations;
+  spec.recompute = Recompute::selective;
+  const Bytes selective = estimate_memory(w, p.accelerator, testing::layout(p, 1, 1, spec)).activations;
+  EXPECT_NEAR((plain - selective).value(), 48 * 5.0 * 64 * 2048 * 2048, 1);
 }
 
 TEST(Transformer, FileErrorsNameTheirKey) {
