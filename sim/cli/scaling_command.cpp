@@ -17,24 +17,21 @@ namespace {
 
 output::Table rows_table(const calibration::ScalingReport& rep) {
   std::vector<std::string> bench, system, kind, anchor, rule, layout, anchor_layout;
-  const auto col = [](const char* name, const char* unit, const char* what, bool integer = false) {
-    return output::Column{name, unit, what, integer, {}, {}};
-  };
-  output::Column n = col("accelerators", "count", "N", true), nodes = col("nodes", "count", "", true);
-  output::Column gbs = col("global_batch", "samples", "", true);
-  output::Column pub = col("published_min", "min", "the published score");
-  output::Column an = col("anchor_accelerators", "count", "", true);
-  output::Column apub = col("anchor_published_min", "min", "the anchor's published score, the prediction's start");
-  output::Column model = col("model_min", "min", "the model's expected score at N (fold calibration)");
-  output::Column amodel = col("model_anchor_min", "min", "the model's expected score of the anchor");
-  output::Column pred = col("predicted_min", "min", "anchor_published x model / model_anchor");
-  output::Column err = col("error", "1", "predicted / published - 1");
-  output::Column curve = col("curve_min", "min", "the two-parameter throughput curve from the same anchor");
-  output::Column curve_err = col("curve_error", "1", "");
-  output::Column perfect = col("perfect_min", "min", "perfect scaling with the RCPs' convergence, same anchor");
-  output::Column perfect_err = col("perfect_error", "1", "");
-  output::Column sp_pub = col("published_speedup", "1", "anchor's published time / published time");
-  output::Column sp_pred = col("predicted_speedup", "1", "model_anchor / model");
+  output::Column n = output::number_column("accelerators", "count", "N", true), nodes = output::number_column("nodes", "count", "", true);
+  output::Column gbs = output::number_column("global_batch", "samples", "", true);
+  output::Column pub = output::number_column("published_min", "min", "the published score");
+  output::Column an = output::number_column("anchor_accelerators", "count", "", true);
+  output::Column apub = output::number_column("anchor_published_min", "min", "the anchor's published score, the prediction's start");
+  output::Column model = output::number_column("model_min", "min", "the model's expected score at N (fold calibration)");
+  output::Column amodel = output::number_column("model_anchor_min", "min", "the model's expected score of the anchor");
+  output::Column pred = output::number_column("predicted_min", "min", "anchor_published x model / model_anchor");
+  output::Column err = output::number_column("error", "1", "predicted / published - 1");
+  output::Column curve = output::number_column("curve_min", "min", "the two-parameter throughput curve from the same anchor");
+  output::Column curve_err = output::number_column("curve_error", "1", "");
+  output::Column perfect = output::number_column("perfect_min", "min", "perfect scaling with the RCPs' convergence, same anchor");
+  output::Column perfect_err = output::number_column("perfect_error", "1", "");
+  output::Column sp_pub = output::number_column("published_speedup", "1", "anchor's published time / published time");
+  output::Column sp_pred = output::number_column("predicted_speedup", "1", "model_anchor / model");
   for (const auto& r : rep.rows) {
     bench.push_back(r.row.benchmark);
     system.push_back(r.row.submitter + " " + r.row.system_name);
@@ -72,14 +69,13 @@ output::Table rows_table(const calibration::ScalingReport& rep) {
 
 output::Table summary_table(const calibration::ScalingReport& rep) {
   std::vector<std::string> group;
-  const auto col = [](const char* name, const char* what) { return output::Column{name, "%", what, false, {}, {}}; };
   output::Column rows{"rows", "count", "", true, {}, {}};
-  output::Column med = col("median_ape_pct", "scalepoint: median absolute percentage error");
-  output::Column p90 = col("p90_ape_pct", "its 90th percentile"), mx = col("max_ape_pct", "its largest");
-  output::Column cmed = col("curve_median_ape_pct", "the two-parameter throughput curve");
-  output::Column cp90 = col("curve_p90_ape_pct", "");
-  output::Column pmed = col("perfect_median_ape_pct", "perfect scaling with the RCPs' convergence");
-  output::Column pp90 = col("perfect_p90_ape_pct", "");
+  output::Column med = output::number_column("median_ape_pct", "%", "scalepoint: median absolute percentage error");
+  output::Column p90 = output::number_column("p90_ape_pct", "%", "its 90th percentile"), mx = output::number_column("max_ape_pct", "%", "its largest");
+  output::Column cmed = output::number_column("curve_median_ape_pct", "%", "the two-parameter throughput curve");
+  output::Column cp90 = output::number_column("curve_p90_ape_pct", "%", "");
+  output::Column pmed = output::number_column("perfect_median_ape_pct", "%", "perfect scaling with the RCPs' convergence");
+  output::Column pp90 = output::number_column("perfect_p90_ape_pct", "%", "");
   for (const auto& s : rep.summaries) {
     group.push_back(s.group);
     rows.values.push_back(s.rows);

@@ -20,21 +20,18 @@ namespace sp::cli {
 namespace {
 
 output::Table runs_table(const std::vector<calibration::TransformerRun>& runs) {
-  const auto col = [](const char* name, const char* unit, const char* what, bool integer = false) {
-    return output::Column{name, unit, what, integer, {}, {}};
-  };
   std::vector<std::string> model, layout, source;
-  output::Column n = col("accelerators", "count", "N", true);
-  output::Column measured = col("measured_iteration_s", "s", "published time of one iteration");
-  output::Column predicted = col("predicted_iteration_s", "s", "the simulated step");
-  output::Column error = col("error", "1", "predicted / measured - 1");
-  output::Column compute = col("compute_s", "s", "forward + backward compute (recompute included) per step, one accelerator");
-  output::Column bubble = col("bubble_s", "s", "pipeline fill and drain per step");
-  output::Column exposed = col("exposed_comm_s", "s", "communication compute waited for per step");
-  output::Column memory = col("memory_per_accelerator_gb", "GB", "the model's estimate of what one accelerator holds");
-  output::Column states = col("model_memory_gb", "GB", "of which weights, gradients, optimizer states and activations (no reserve)");
-  output::Column published = col("published_memory_gb", "GB", "the same as published (empty: not published)");
-  output::Column memory_error = col("memory_error", "1", "model_memory / published_memory - 1");
+  output::Column n = output::number_column("accelerators", "count", "N", true);
+  output::Column measured = output::number_column("measured_iteration_s", "s", "published time of one iteration");
+  output::Column predicted = output::number_column("predicted_iteration_s", "s", "the simulated step");
+  output::Column error = output::number_column("error", "1", "predicted / measured - 1");
+  output::Column compute = output::number_column("compute_s", "s", "forward + backward compute (recompute included) per step, one accelerator");
+  output::Column bubble = output::number_column("bubble_s", "s", "pipeline fill and drain per step");
+  output::Column exposed = output::number_column("exposed_comm_s", "s", "communication compute waited for per step");
+  output::Column memory = output::number_column("memory_per_accelerator_gb", "GB", "the model's estimate of what one accelerator holds");
+  output::Column states = output::number_column("model_memory_gb", "GB", "of which weights, gradients, optimizer states and activations (no reserve)");
+  output::Column published = output::number_column("published_memory_gb", "GB", "the same as published (empty: not published)");
+  output::Column memory_error = output::number_column("memory_error", "1", "model_memory / published_memory - 1");
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   for (const auto& r : runs) {
     model.push_back(r.model);

@@ -18,6 +18,10 @@ Column& Table::column(const std::string& name) {
   return const_cast<Column&>(static_cast<const Table&>(*this).column(name));
 }
 
+Column number_column(std::string name, std::string unit, std::string description, bool integer) {
+  return Column{std::move(name), std::move(unit), std::move(description), integer, {}, {}};
+}
+
 Column text_column(std::string name, std::string description, std::vector<std::string> text) {
   Column c;
   c.name = std::move(name);

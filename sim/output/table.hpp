@@ -29,6 +29,8 @@ struct Table {
 
 /// A text column.
 Column text_column(std::string name, std::string description, std::vector<std::string> text);
+/// An empty numeric column, values to be pushed.
+Column number_column(std::string name, std::string unit, std::string description, bool integer = false);
 
 /// Text of row `i` as written to CSV: integers exactly, reals in the shortest form that reads
 /// back to the same double (identical on every platform), NaN (no value) as an empty cell, text
