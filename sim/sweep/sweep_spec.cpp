@@ -126,27 +126,39 @@ SweepSpec load_sweep(const std::string& file) {
   if (auto m = root.find("max_points")) s.max_points = m->as_count(100'000'000);
   const config::ConfigNode axes = root.at("axes");
   if (!axes.is_sequence() || axes.elements().empty()) axes.fail("needs a list of axes");
-  // Every axis's values first, then their product's size (saturating), and only then the points.
-  std::vector<std::vector<Assignment>> axis_values;
+  // Every axis's size first, by multiplication (a grid's is the product of its lists'), then the
+  // sweep's (saturating), and only then, within max_points, the values and the points: a grid of
+  // 10^7 points is refused at once, not after expanding it.
   double total = 1;
   for (const auto& axis : axes.elements()) {
     axis.expect_only({"grid", "zip", "points", "repeat"});
     const auto entries = axis.entries();
     if (entries.size() != 1) axis.fail("each axis is exactly one of grid, zip, points, repeat");
     const auto& [kind, body] = entries.front();
-    if (kind == "repeat" && body.as_positive_int() > s.max_points) {
-      body.fail("repeats " + std::to_string(body.as_positive_int()) + " times, more than max_points (" +
-                std::to_string(s.max_points) + ")");
+    double size = 1;
+    if (kind == "grid" && body.is_map()) {
+      for (const auto& [key, list] : body.entries()) size *= list.is_sequence() ? static_cast<double>(list.elements().size()) : 1;
+    } else if (kind == "zip" && body.is_map() && !body.entries().empty()) {
+      const auto& list = body.entries().front().second;
+      size = list.is_sequence() ? static_cast<double>(list.elements().size()) : 1;
+    } else if (kind == "points" && body.is_sequence()) {
+      size = static_cast<double>(body.elements().size());
+    } else if (kind == "repeat") {
+      size = static_cast<double>(body.as_positive_int());
     }
-    axis_values.push_back(kind == "grid"     ? grid(body)
-                          : kind == "zip"    ? zip(body)
-                          : kind == "points" ? points(body)
-                                             : repeat(body));
-    total *= static_cast<double>(axis_values.back().size());
+    total *= size;
   }
   if (total > static_cast<double>(s.max_points)) {
     axes.fail(fmt::format("expand to {:.0f} points, more than max_points ({})", total, s.max_points),
               "split the sweep, or raise max_points in the sweep file if you mean it");
+  }
+  std::vector<std::vector<Assignment>> axis_values;
+  for (const auto& axis : axes.elements()) {
+    const auto& [kind, body] = axis.entries().front();
+    axis_values.push_back(kind == "grid"     ? grid(body)
+                          : kind == "zip"    ? zip(body)
+                          : kind == "points" ? points(body)
+                                             : repeat(body));
   }
   std::vector<Assignment> expanded = {{}};
   for (const std::vector<Assignment>& values : axis_values) {

@@ -115,6 +115,22 @@ TEST(Sweep, TooManyPointsAreRefusedWithTheirCountBeforeAnythingIsWritten) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+TEST(Sweep, AGridIsCountedByMultiplicationBeforeItIsExpanded) {
+  // Seven keys of ten values each in one grid: 10^7 points, refused with its count (the default
+  // max_points is 10^6) before any of them exists; it used to expand them all first (100 s).
+  const fs::path dir = fresh("huge_grid");
+  fs::create_directories(dir);
+  std::string ten = "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]";
+  std::ofstream(dir / "huge.yaml") << "name: huge\nbase: " << SP_SOURCE_DIR << "/scenarios/bert.yaml\naxes:\n  - grid: {"
+                                   << "a: " << ten << ", b: " << ten << ", c: " << ten << ", d: " << ten << ", e: " << ten
+                                   << ", f: " << ten << ", g: " << ten << "}\n";
+  const auto r = sweep((dir / "huge.yaml").string() + " --out " + (dir / "out").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("huge.yaml:4:3: axes: expand to 10000000 points, more than max_points (1000000)"),
+            std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
 TEST(Sweep, SameBytesForOneTwoAndThreeRanksAndAFailingPointDoesNotStopThem) {
   const fs::path serial = fresh("serial");
   // Exit status 1: every point ran and has its row, but some failed.
