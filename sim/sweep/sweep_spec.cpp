@@ -154,7 +154,8 @@ SweepSpec load_sweep(const std::string& file) {
   }
   std::vector<std::vector<Assignment>> axis_values;
   for (const auto& axis : axes.elements()) {
-    const auto& [kind, body] = axis.entries().front();
+    const auto entries = axis.entries();  // the pair below refers into it
+    const auto& [kind, body] = entries.front();
     axis_values.push_back(kind == "grid"     ? grid(body)
                           : kind == "zip"    ? zip(body)
                           : kind == "points" ? points(body)
