@@ -139,7 +139,8 @@ SweepSpec load_sweep(const std::string& file) {
     if (kind == "grid" && body.is_map()) {
       for (const auto& [key, list] : body.entries()) size *= list.is_sequence() ? static_cast<double>(list.elements().size()) : 1;
     } else if (kind == "zip" && body.is_map() && !body.entries().empty()) {
-      const auto& list = body.entries().front().second;
+      const auto zipped = body.entries();  // the first list, alive while it is read
+      const config::ConfigNode& list = zipped.front().second;
       size = list.is_sequence() ? static_cast<double>(list.elements().size()) : 1;
     } else if (kind == "points" && body.is_sequence()) {
       size = static_cast<double>(body.elements().size());
