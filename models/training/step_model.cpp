@@ -57,8 +57,24 @@ int last_stage(const StepGraph& g, const Execution& x) {
   return stage;
 }
 
+// The time within [from, to) that `spans` (one stream's, in start order) cover.
+Duration covered(const std::vector<OpSpan>& spans, SimTime from, SimTime to) {
+  Duration sum;
+  auto it = std::lower_bound(spans.begin(), spans.end(), from, [](const OpSpan& s, SimTime t) { return s.end <= t; });
+  for (; it != spans.end() && it->start < to; ++it) sum += min(it->end, to) - max(it->start, from);
+  return sum;
+}
+
 void attribute(const StepGraph& g, const Execution& x, StepResult& r) {
   const int stage = last_stage(g, x);
+  // TP and CP collectives of the stage, per stream: a wait is exposed communication only while
+  // one of them ran; before that (a TP all-gather waiting for a pipeline receive) it is bubble.
+  std::vector<OpSpan> tp, cp;
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    if (g.ops[i].stage != stage) continue;
+    if (g.ops[i].stream == StreamKind::tp) tp.push_back(x.spans[i]);
+    if (g.ops[i].stream == StreamKind::cp) cp.push_back(x.spans[i]);
+  }
   SimTime free;  // when the compute stream became free
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const GraphOp& op = g.ops[i];
@@ -76,6 +92,7 @@ void attribute(const StepGraph& g, const Execution& x, StepResult& r) {
     (op.phase == Phase::forward ? r.forward : op.phase == Phase::backward ? r.backward : r.optimizer) += op.work - op.straggle;
     r.straggler += op.straggle;
     r.interference += busy - op.work;
+    const SimTime idle_from = free;
     const Duration wait = span.start - free;
     free = span.end;
     if (wait <= Duration::zero()) continue;
@@ -90,10 +107,13 @@ void attribute(const StepGraph& g, const Execution& x, StepResult& r) {
     }
     switch (cause) {
       case Phase::tp_comm:
-      case Phase::cp_comm:
-        r.exposed_tensor_parallel += wait;
-        r.exposed_communication += wait;
+      case Phase::cp_comm: {
+        const Duration exposed = min(wait, max(covered(tp, idle_from, span.start), covered(cp, idle_from, span.start)));
+        r.exposed_tensor_parallel += exposed;
+        r.exposed_communication += exposed;
+        r.bubble += wait - exposed;
         break;
+      }
       case Phase::dp_comm:
       case Phase::param_gather: r.exposed_communication += wait; break;
       default: r.bubble += wait; break;  // a transfer from (or work on) another stage

@@ -36,7 +36,7 @@ std::int64_t positive(const config::ConfigNode& n, const char* key) { return n.a
 
 TransformerSpec parse_transformer(const config::ConfigNode& n) {
   n.expect_only({"layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "activation", "norm", "bias",
-                 "vocabulary", "sequence", "tied_embeddings", "attention"});
+                 "vocabulary", "sequence", "tied_embeddings", "attention", "position", "elementwise", "dropout"});
   TransformerSpec t;
   const std::int64_t layers = positive(n, "layers");
   if (layers > 100'000) n.at("layers").fail("at most 100000 layers");
@@ -71,6 +71,17 @@ TransformerSpec parse_transformer(const config::ConfigNode& n) {
     if (v != "fused" && v != "unfused") a->fail("unknown attention '" + v + "'", "valid: fused (flash), unfused");
     t.unfused_attention = v == "unfused";
   }
+  if (auto p = n.find("position")) {
+    const std::string v = p->as_string();
+    if (v != "rope" && v != "learned") p->fail("unknown position '" + v + "'", "valid: rope, learned");
+    t.position = v == "learned" ? TransformerSpec::Position::learned : TransformerSpec::Position::rope;
+  }
+  if (auto e = n.find("elementwise")) {
+    const std::string v = e->as_string();
+    if (v != "fused" && v != "eager") e->fail("unknown elementwise '" + v + "'", "valid: fused, eager");
+    t.fused_elementwise = v == "fused";
+  }
+  if (auto d = n.find("dropout")) t.dropout = d->as_bool();
   return t;
 }
 
@@ -83,10 +94,15 @@ std::int64_t decoder_layer_parameters(const TransformerSpec& t) {
   return p;
 }
 
+std::int64_t position_parameters(const TransformerSpec& t) {
+  return t.position == TransformerSpec::Position::learned ? t.sequence * t.hidden : 0;
+}
+
 std::int64_t transformer_parameters(const TransformerSpec& t) {
   const std::int64_t norm = (t.norm == TransformerSpec::Norm::rmsnorm ? 1 : 2) * t.hidden;
   const std::int64_t table = t.vocabulary * t.hidden;
-  return table + t.layers * decoder_layer_parameters(t) + norm + (t.tied_embeddings ? 0 : table);
+  return table + position_parameters(t) + t.layers * decoder_layer_parameters(t) + norm +
+         (t.tied_embeddings ? 0 : table);
 }
 
 std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
@@ -95,13 +111,23 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   const double f = static_cast<double>(t.ffn), vocab = static_cast<double>(t.vocabulary);
   const bool swiglu = t.activation == TransformerSpec::Activation::swiglu;
   const Bytes hidden_state(s * d * kBf16);
-  const double norm_bytes = t.norm == TransformerSpec::Norm::rmsnorm ? 36 : 40;  // LayerNorm also subtracts the mean
+  const bool fused = t.fused_elementwise;
+  // A norm: eager, fp32 upcast, square, mean, rsqrt, scale and downcast, one kernel each (LayerNorm
+  // also subtracts the mean); fused, one kernel reading x and writing y in bf16.
+  const double norm_bytes = fused ? 2 * kBf16 : t.norm == TransformerSpec::Norm::rmsnorm ? 36 : 40;
+  const double norm_kernels = fused ? 1 : 8;
+  // A residual add reads two bf16 tensors and writes one; dropout writes a 1-byte mask, fused into
+  // the add (Megatron's bias-dropout-add) or a pass of its own (read, write, mask: 5 B, 2 kernels).
+  const double residual_bytes = 3 * kBf16 + (t.dropout ? (fused ? 1 : 5) : 0);
+  const double residual_kernels = 1 + (t.dropout && !fused ? 2 : 0);
 
   LayerGroup embedding;
   embedding.name = "embedding";
-  embedding.parameters = embedding.trainable_parameters = t.vocabulary * t.hidden;
-  // A lookup writes each token's row; backward scatters its gradient into the table.
+  embedding.parameters = embedding.trainable_parameters = t.vocabulary * t.hidden + position_parameters(t);
+  // A lookup writes each token's row; backward scatters its gradient into the table. Learned
+  // positions: a second lookup (2 B an element) and the add (read two rows, write one: 6 B).
   embedding.ops = {pass("lookup", d * kBf16, 1, false)};
+  if (t.position == TransformerSpec::Position::learned) embedding.ops.push_back(pass("positions", 4 * d * kBf16, 2, false));
   embedding.pipeline_boundary = hidden_state;
 
   LayerGroup layer;
@@ -109,7 +135,7 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   layer.repeat = t.layers;
   layer.parameters = layer.trainable_parameters = decoder_layer_parameters(t);
   // Two norms and two residual adds on d, outside the tensor-parallel region (sequence parallel).
-  layer.ops.push_back(pass("norms_residuals", (2 * norm_bytes + 2 * 6) * d, 18, false));
+  layer.ops.push_back(pass("norms_residuals", 2 * (norm_bytes + residual_bytes) * d, 2 * (norm_kernels + residual_kernels), false));
   layer.ops.push_back(gemm("q", t.heads * t.head_dim, t.hidden, TpSplit::n));
   layer.ops.push_back(gemm("k", t.kv_heads * t.head_dim, t.hidden, TpSplit::n));
   layer.ops.push_back(gemm("v", t.kv_heads * t.head_dim, t.hidden, TpSplit::n));
@@ -131,11 +157,15 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
     layer.ops.push_back(gemm("fc1", t.ffn, t.hidden, TpSplit::n));
     layer.ops.push_back(gemm("fc2", t.hidden, t.ffn, TpSplit::k));
   }
-  // Inside the TP region: RoPE on q and k (10 kernels), the GQA expansion and transpose copies of
-  // q, k and v (3), the activation (2) and, with biases, their adds (fused into the GEMM epilogue
-  // by cuBLASLt: no pass).
-  const double rope = 26 * (q + kv), copies = 8 * q, act = (swiglu ? 10 : 8) * f;
-  layer.ops.push_back(pass("rope_activation", rope + copies + act, 15, true));
+  // Inside the TP region: RoPE on q and k (10 kernels eager, 2 fused), the GQA expansion and
+  // transpose copies of q, k and v (3), the activation: SwiGLU eager silu (4 B) and product (6 B),
+  // fused 6 B; GeLU eager its bias add and itself (8 B, 2 kernels), fused 4 B. The GEMMs' own
+  // bias adds are fused into their epilogues by cuBLASLt: no pass.
+  const bool rope = t.position == TransformerSpec::Position::rope;
+  const double rope_bytes = rope ? 26 * (q + kv) : 0, copies = 8 * q;
+  const double act = (swiglu ? (fused ? 6 : 10) : (fused ? 4 : 8)) * f;
+  const double kernels = (rope ? (fused ? 2 : 10) : 0) + 3 + (fused ? 1 : 2);
+  layer.ops.push_back(pass(rope ? "rope_activation" : "activation", rope_bytes + copies + act, kernels, true));
   layer.attention_activations = t.unfused_attention ? Bytes(5 * static_cast<double>(t.heads) * s * s) : Bytes(0);
   layer.activations = Bytes(34 * s * d) + layer.attention_activations;
   layer.tp_tensor = hidden_state;
@@ -149,7 +179,7 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   const std::int64_t norm_params = (t.norm == TransformerSpec::Norm::rmsnorm ? 1 : 2) * t.hidden;
   // Tied: the head's weight is the embedding's, counted there; its GEMMs run here all the same.
   head.parameters = head.trainable_parameters = norm_params + (t.tied_embeddings ? 0 : t.vocabulary * t.hidden);
-  head.ops = {pass("final_norm", norm_bytes * d, 8, false), gemm("lm_head", t.vocabulary, t.hidden, TpSplit::n)};
+  head.ops = {pass("final_norm", norm_bytes * d, norm_kernels, false), gemm("lm_head", t.vocabulary, t.hidden, TpSplit::n)};
   // Cross-entropy in fp32 over the vocabulary, vocabulary-parallel under TP.
   Op loss = pass("loss", 14 * vocab, 6, true);
   loss.backward_bytes_per_token = Bytes(20 * vocab);

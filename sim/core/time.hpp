@@ -69,5 +69,7 @@ class SimTime {
 constexpr double to_seconds(SimTime t) { return static_cast<double>(t.ps()) * 1e-12; }
 constexpr SimTime max(SimTime a, SimTime b) { return a < b ? b : a; }
 constexpr Duration max(Duration a, Duration b) { return a < b ? b : a; }
+constexpr SimTime min(SimTime a, SimTime b) { return b < a ? b : a; }
+constexpr Duration min(Duration a, Duration b) { return b < a ? b : a; }
 
 }  // namespace sp

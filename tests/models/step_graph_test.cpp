@@ -315,6 +315,21 @@ TEST(StepModel, InterleavingDividesThePipelineBubbleByTheVirtualStages) {
   const StepResult extrapolated = simulate_step(w, p, many, 2);
   EXPECT_NEAR(to_seconds(extrapolated.step) * 1e3, 846, 0.2);
   EXPECT_NEAR(to_seconds(extrapolated.step - extrapolated.straggler), to_seconds(whole.end - SimTime::zero()), 1e-6);
+  // With sequence parallelism a stage's first compute waits for TP all-gathers, which wait for
+  // the pipeline's receive: the wait before the all-gathers start is still bubble (at least the
+  // (p - 1)(f + b) = 12 ms above, plus the all-gathers' share on the last stage's fill), and
+  // exposed TP time never exceeds the TP collectives' own busy time.
+  spec.virtual_stages = 1;
+  spec.tensor = 2;
+  spec.overlap_tensor_parallel = false;  // Megatron's: compute waits for its TP collectives
+  w.layers[0].tp_tensor = Bytes(1e6);
+  w.layers[0].tp_all_gathers = w.layers[0].tp_reduce_scatters = 2;
+  const StepResult tp = simulate_step(w, p, testing::layout(p, 4, 2, spec), 4);
+  EXPECT_GE(to_seconds(tp.bubble) * 1e3, 12);
+  EXPECT_GT(tp.exposed_tensor_parallel, Duration::zero());
+  EXPECT_LE(tp.exposed_tensor_parallel, tp.tensor_parallel);
+  spec.tensor = 1;
+  spec.virtual_stages = 2;
   // Interleaving needs a pipeline and whole groups of PP micro-batches.
   std::string why;
   spec.pipeline = 1;

@@ -3,6 +3,8 @@
 // term), and the file errors.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "models/training/memory.hpp"
 #include "models/workloads/transformer.hpp"
 #include "tests/models/test_fixtures.hpp"
@@ -70,6 +72,46 @@ TEST(Transformer, AGptLayerWithBiasesIsTwelveDSquaredPlusThirteenD) {
   EXPECT_EQ(w.total_parameters(), 48 * (12LL * 6144 * 6144 + 13 * 6144) + 51200LL * 6144 + 2 * 6144);
   // Its head still runs the GEMM against the table: 2 x 51,200 x 6,144 forward FLOPs a token.
   EXPECT_NEAR(w.layers[2].forward.value() / 2048, 2.0 * 51200 * 6144, 1);
+}
+
+const Op& op_named(const LayerGroup& l, const std::string& name) {
+  for (const Op& op : l.ops) {
+    if (op.name == name) return op;
+  }
+  throw std::logic_error("no op " + name);
+}
+
+TEST(Transformer, FusedElementwiseKernelsMoveWhatTheyReadAndWriteOnce) {
+  // GPT 22B layer, d = 6144, f = 24576, LayerNorm, dropout, learned positions (no RoPE).
+  // Eager: two LayerNorms of ~40 B an element in 8 kernels each, two residual adds (6 B) each
+  // with a dropout pass (5 B, 2 kernels): 2 x (40 + 6 + 5) = 102 B x d a token in 2 x (8 + 3) = 22
+  // kernels. Fused: LayerNorm reads and writes bf16 (4 B), bias-dropout-add reads two and writes
+  // one plus a 1-byte mask (7 B): 2 x (4 + 7) = 22 B x d in 4 kernels. Backward twice either way.
+  const std::string gpt = "{layers: 48, hidden: 6144, heads: 64, ffn: 24576, activation: gelu, norm: layernorm, "
+                          "bias: true, vocabulary: 51200, sequence: 2048, position: learned, dropout: true, ";
+  const Workload eager = parse(gpt + "elementwise: eager}");
+  const Workload fused = parse(gpt + "elementwise: fused}");
+  const Op& e = op_named(eager.layers[1], "norms_residuals");
+  const Op& f = op_named(fused.layers[1], "norms_residuals");
+  EXPECT_DOUBLE_EQ(e.forward_bytes_per_token.value(), 102.0 * 6144);
+  EXPECT_DOUBLE_EQ(e.forward_kernels, 22);
+  EXPECT_DOUBLE_EQ(f.forward_bytes_per_token.value(), 22.0 * 6144);
+  EXPECT_DOUBLE_EQ(f.forward_kernels, 4);
+  EXPECT_DOUBLE_EQ(f.backward_bytes_per_token.value(), 2 * 22.0 * 6144);
+  // Inside the TP region, no RoPE: transpose copies 8 q (3 kernels) and GeLU with its bias, eager
+  // 8 B x f in 2 kernels, fused 4 B x f in 1: 8 x 6144 + 8 x 24576 = 245,760 B; 49,152 + 98,304.
+  EXPECT_DOUBLE_EQ(op_named(eager.layers[1], "activation").forward_bytes_per_token.value(), 8.0 * 6144 + 8.0 * 24576);
+  EXPECT_DOUBLE_EQ(op_named(eager.layers[1], "activation").forward_kernels, 5);
+  EXPECT_DOUBLE_EQ(op_named(fused.layers[1], "activation").forward_bytes_per_token.value(), 8.0 * 6144 + 4.0 * 24576);
+  EXPECT_DOUBLE_EQ(op_named(fused.layers[1], "activation").forward_kernels, 4);
+  // Learned positions: a 2048 x 6144 table more in the embedding; per token its row is looked up
+  // (written, 2 B an element, as the token's lookup counts) and added (read two, write one: 6 B).
+  EXPECT_EQ(fused.layers[0].parameters, 51200LL * 6144 + 2048LL * 6144);
+  EXPECT_DOUBLE_EQ(op_named(fused.layers[0], "positions").forward_bytes_per_token.value(), 8.0 * 6144);
+  // The default stays Llama's: RoPE, eager, no dropout: 2 x (36 + 6) d in 18 kernels.
+  const Workload llama = parse(kLlama405b);
+  EXPECT_DOUBLE_EQ(op_named(llama.layers[1], "norms_residuals").forward_bytes_per_token.value(), 84.0 * 16384);
+  EXPECT_DOUBLE_EQ(op_named(llama.layers[1], "norms_residuals").forward_kernels, 18);
 }
 
 TEST(Transformer, UnfusedAttentionRunsTheScoresAsGemmsAndPassesAndKeepsThem) {
