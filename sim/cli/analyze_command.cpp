@@ -42,7 +42,7 @@ bool plot_benchmark(const std::filesystem::path& png, const calibration::Benchma
 }  // namespace
 
 int analyze_command(const AnalyzeOptions& o) {
-  const config::CsvTable csv = config::CsvTable::read(o.data);
+  const config::CsvTable csv = config::CsvTable::read_rows(o.data);
   const auto results = calibration::read_mlperf_results(csv);
   calibration::require_times(results, csv.file());
   if (o.k && *o.k < 1) throw InputError(SourceLocation{"--k", 0, 0}, "", "needs at least 1 cluster");

@@ -123,7 +123,7 @@ calibration::SystemModelInputs inputs(const models::Catalog& catalog, const cali
 int predict_command(const PredictOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   const calibration::PlatformCatalog platforms(catalog);
-  const config::CsvTable input = config::CsvTable::read(o.systems);
+  const config::CsvTable input = config::CsvTable::read_rows(o.systems);
   const output::Table t = calibration::predict_table(input, inputs(catalog, platforms, o.samples, o.seed));
   std::filesystem::path out(o.out);
   output::StagedFiles files(out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path());
@@ -138,7 +138,7 @@ int predict_command(const PredictOptions& o) {
 int validate_command(const ValidateOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   const calibration::PlatformCatalog platforms(catalog);
-  auto rows = calibration::read_mlperf_results(config::CsvTable::read(o.data));
+  auto rows = calibration::read_mlperf_results(config::CsvTable::read_rows(o.data));
   calibration::require_times(rows, o.data);
   if (!o.phases.empty()) calibration::attach_phases(rows, config::CsvTable::read(o.phases));
   if (o.scaling) return validate_scaling_command(rows, catalog, platforms, o.out_dir);

@@ -82,7 +82,7 @@ bool plot_runs(const std::filesystem::path& png, const std::vector<calibration::
 int validate_transformer_command(const ValidateOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   const models::Platform platform = load_platform(o.platform, catalog);
-  const auto runs = calibration::validate_transformers(config::CsvTable::read(o.transformer), platform, catalog);
+  const auto runs = calibration::validate_transformers(config::CsvTable::read_rows(o.transformer), platform, catalog);
   double sum = 0, worst = 0, memory_worst = 0;
   for (const auto& r : runs) {
     sum += std::fabs(r.error());

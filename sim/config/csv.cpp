@@ -84,6 +84,15 @@ CsvTable::CsvTable(const std::string& input, std::string file) : file_(std::move
 
 CsvTable CsvTable::read(const std::string& file) { return CsvTable(read_text_file(file), file); }
 
+CsvTable CsvTable::read_rows(const std::string& file) {
+  CsvTable t = read(file);
+  if (t.rows() == 0) {
+    throw InputError(SourceLocation{file, 1, 0}, "", "has a header but no data rows: nothing to read",
+                     "add at least one row under the header");
+  }
+  return t;
+}
+
 bool CsvTable::has_column(const std::string& name) const {
   for (const auto& h : header_) {
     if (h == name) return true;

@@ -14,6 +14,9 @@ class CsvTable {
   /// Parses `text`; `file` labels messages. The first row is the header.
   CsvTable(const std::string& text, std::string file);
   static CsvTable read(const std::string& file);
+  /// An input table: read, and refused when it has a header but no data rows (a tool given
+  /// nothing to compare or predict says so instead of writing empty results).
+  static CsvTable read_rows(const std::string& file);
 
   const std::vector<std::string>& header() const { return header_; }
   std::size_t rows() const { return rows_.size(); }

@@ -109,7 +109,7 @@ std::string nccl_tests_table(const std::vector<CollectiveRow>& rows, models::Col
 }
 
 output::Table validate_collectives(const std::string& published_csv, const models::Catalog& catalog) {
-  const config::CsvTable csv = config::CsvTable::read(published_csv);
+  const config::CsvTable csv = config::CsvTable::read_rows(published_csv);
   std::map<std::string, models::Platform> platforms;
   output::Table t;
   t.columns = {{"ranks", "count", "accelerators in the collective", true, {}, {}},

@@ -12,7 +12,7 @@
 namespace sp {
 
 output::Table validate_colocation(const std::string& published_csv, const models::Catalog& catalog) {
-  const config::CsvTable csv = config::CsvTable::read(published_csv);
+  const config::CsvTable csv = config::CsvTable::read_rows(published_csv);
   if (csv.rows() == 0) throw InputError({published_csv, 0, 0}, "", "no published points to compare with");
   // Each scenario once, at every K its rows ask for, with the strategies they name.
   std::map<std::string, ColocationSpec> specs;
@@ -175,7 +175,7 @@ TimeSlicingDerivation derive_time_slicing(const config::CsvTable& t, Duration ke
 
 output::Table validate_sharing_bench(const std::string& bench_csv, const models::Catalog& catalog,
                                      TimeSlicingDerivation* derived_out) {
-  const config::CsvTable t = config::CsvTable::read(bench_csv);
+  const config::CsvTable t = config::CsvTable::read_rows(bench_csv);
   const ColocationSpec defaults;
   // One GPU per file: every row's device must name the same catalog kind.
   std::optional<models::Accelerator> gpu;

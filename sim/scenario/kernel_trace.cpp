@@ -32,7 +32,7 @@ double blocks_of(const config::CsvTable& t, std::size_t row) {
 
 std::vector<models::StepKernel> load_kernel_trace(const std::string& csv, int step, const models::Accelerator& a,
                                                   Duration library_launch) {
-  const config::CsvTable t = config::CsvTable::read(csv);
+  const config::CsvTable t = config::CsvTable::read_rows(csv);
   for (const char* column : {"step", "kind", "name", "duration_us", "launch_us", "grid"}) {
     if (!t.has_column(column)) {
       throw InputError({csv, 1, 0}, column, "missing column (a torch.profiler trace from calibration/bench/pointnet_profile.py)");

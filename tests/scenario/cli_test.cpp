@@ -391,6 +391,12 @@ TEST(Cli, HostileInputExitsWithTwoNotACrashAHangOrAWriteElsewhere) {
       {"run " + scenario("bert") + " -q --set calibration=" + dir.string(), "calibration: not a regular file: "},
       {"predict --out " + dir.string() + " --systems " + src + "/calibration/data/mlperf/results_v4.1.csv",
        "exists and is not a regular file"},
+      // A table with a header and nothing under it: refused, not answered with empty results.
+      {"predict --out " + (dir / "p.csv").string() + " --systems " + file("empty_systems.csv", systems),
+       "empty_systems.csv:1: has a header but no data rows"},
+      {"collective --validate " + file("empty_nccl.csv", "platform,collective,gpus,bytes,bus_bandwidth_gbs,source\n") +
+           " --out " + (dir / "c").string(),
+       "empty_nccl.csv:1: has a header but no data rows"},
   };
   for (const auto& [args, expected] : cases) {
     const RunResult r = run(args);
