@@ -135,6 +135,8 @@ const std::vector<ColumnDef>& column_defs() {
        [](P p) { return p.goodput.effective_s / 60; }},
       {"effective_time_to_train_p10_min", "min", "10th percentile over failure histories (at the expected convergence)",
        false, true, [](P p) { return p.goodput.effective_p10_s / 60; }},
+      {"effective_time_to_train_p50_min", "min", "median over failure histories (at the expected convergence)",
+       false, true, [](P p) { return p.goodput.effective_p50_s / 60; }},
       {"effective_time_to_train_p90_min", "min", "90th percentile over failure histories (at the expected convergence)",
        false, true, [](P p) { return p.goodput.effective_p90_s / 60; }},
       {"effective_e_prime", "1", "E' on the effective times to train", false, true,
