@@ -285,8 +285,7 @@ std::optional<CostTerms> pairwise(const Ctx& c, CollectiveOp op) {
 // halving-doubling exchanges reach across the fabric from every node, the share of partners
 // outside the leaf, (units - k) / units of its k nodes' traffic.
 double leaf_crossing(Algorithm a, int units, int nodes_per_leaf) {
-  if (a == Algorithm::ring || a == Algorithm::hierarchical || a == Algorithm::sharp) return 1.0;
-  return nodes_per_leaf * static_cast<double>(units - nodes_per_leaf) / units;
+  return placed_leaf_crossing(a, units, nodes_per_leaf);
 }
 
 void apply_spine(const Ctx& c, CostTerms& t) {
@@ -305,6 +304,12 @@ bool protocol_allowed(Algorithm a, Protocol p) {
 }
 
 }  // namespace
+
+double placed_leaf_crossing(Algorithm a, double units, double on_leaf) {
+  if (!(on_leaf > 0) || on_leaf >= units) return 0;  // none of the group here, or all of it
+  if (a == Algorithm::ring || a == Algorithm::hierarchical || a == Algorithm::sharp) return 1.0;
+  return on_leaf * (units - on_leaf) / units;
+}
 
 double bus_factor(CollectiveOp op, int ranks) {
   switch (op) {

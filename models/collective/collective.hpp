@@ -32,6 +32,13 @@ namespace sp::models {
 /// nccl-tests' bus-bandwidth factor for `op` over p ranks.
 double bus_factor(CollectiveOp op, int ranks);
 
+/// The traffic a leaf's uplinks carry for a collective over `units` nodes of which `on_leaf` sit
+/// under that leaf, in units of one node's traffic: a ring (and the hierarchical and in-switch
+/// algorithms) enters and leaves the leaf once; trees and halving-doubling exchanges reach the
+/// share of partners outside it, on_leaf (units - on_leaf) / units; 0 when the leaf holds none or
+/// all of the group.
+double placed_leaf_crossing(Algorithm a, double units, double on_leaf);
+
 struct LatencyTerm {
   std::size_t tier;
   double steps;  // may be fractional: an average over the ranks of a ring

@@ -39,7 +39,8 @@ NetworkLinks add_network_links(FlowNetwork& net, const Platform& platform) {
 }
 
 void start_collective_flows(Engine& engine, FlowNetwork& net, const NetworkLinks& links, const Platform& platform,
-                            const CostTerms& terms, Bytes n, std::function<void()> done, const NetworkLinks* peer) {
+                            const CostTerms& terms, Bytes n, std::function<void()> done, const NetworkLinks* peer,
+                            const Group* group) {
   // Transfers alone, as the closed form counts them; the rest of its time is start-up.
   std::vector<Duration> alone;
   Duration transfers;
@@ -58,7 +59,7 @@ void start_collective_flows(Engine& engine, FlowNetwork& net, const NetworkLinks
   auto state = std::make_shared<State>();
   state->done = std::move(done);
   auto launch = std::make_shared<std::function<void(std::size_t)>>();
-  *launch = [&net, &links, peer, &platform, &terms, n, state, launch](std::size_t i) {
+  *launch = [&net, &links, peer, group, &platform, &terms, n, state, launch](std::size_t i) {
     const BandwidthTerm& b = terms.bandwidth[i];
     const Tier& tier = platform.topology.tiers[b.tier];
     int below = 1;
@@ -68,7 +69,17 @@ void start_collective_flows(Engine& engine, FlowNetwork& net, const NetworkLinks
     // the leaf's uplinks, shared with whatever else crosses them, take the spine's share.
     const double weight = capacity * b.spine_share / b.bandwidth.value();
     std::vector<FlowNetwork::Use> uses = {{links.tier[b.tier], weight}};
-    if (b.leaf_crossing > 0 && links.leaf[b.tier]) uses.push_back({*links.leaf[b.tier], weight * b.leaf_crossing});
+    const bool placed = group && b.tier < links.placed.size() && !links.placed[b.tier].empty();
+    if (placed) {
+      // The group's nodes under each of the job's leaves, in proportion to the job's nodes there.
+      const double units = group->fan_out[b.tier];
+      for (const NetworkLinks::LeafShare& l : links.placed[b.tier]) {
+        const double crossing = placed_leaf_crossing(terms.algorithm, units, units * l.nodes / links.placed_nodes);
+        if (crossing > 0) uses.push_back({l.link, weight * crossing});
+      }
+    } else if (b.leaf_crossing > 0 && links.leaf[b.tier]) {
+      uses.push_back({*links.leaf[b.tier], weight * b.leaf_crossing});
+    }
     if (peer) uses.push_back({peer->tier[b.tier], weight});
     ++state->running;
     net.start(n * b.bytes_factor, std::move(uses), [state, launch, &terms] {

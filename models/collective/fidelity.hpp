@@ -27,15 +27,25 @@ std::optional<Fidelity> fidelity_from_name(const std::string& name);
 struct NetworkLinks {
   std::vector<std::size_t> tier;
   std::vector<std::optional<std::size_t>> leaf;
+  /// A job placed on a cluster among others (shared_fabric.hpp): per tier, the leaves its nodes
+  /// sit under, each a link shared by every job there, with how many of its `placed_nodes` each
+  /// holds; where set, these replace `leaf`.
+  struct LeafShare {
+    std::size_t link;
+    int nodes;
+  };
+  std::vector<std::vector<LeafShare>> placed;
+  int placed_nodes = 0;
 };
 NetworkLinks add_network_links(FlowNetwork& net, const Platform& platform);
 
 /// Starts the collective described by `terms` on `net` now; `done` runs when it has finished.
 /// `peer`: for a transfer between two ranks whose links are represented apart (pipeline stages),
-/// the receiver's links, which its flows cross as well.
+/// the receiver's links, which its flows cross as well. `group`: the ranks, for a placed job's
+/// leaf shares (their nodes under each leaf in proportion to the job's).
 void start_collective_flows(Engine& engine, FlowNetwork& net, const NetworkLinks& links, const Platform& platform,
                             const CostTerms& terms, Bytes n, std::function<void()> done,
-                            const NetworkLinks* peer = nullptr);
+                            const NetworkLinks* peer = nullptr, const Group* group = nullptr);
 
 struct CollectiveTiming {
   Duration time;

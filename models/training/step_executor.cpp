@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
@@ -21,36 +23,42 @@ constexpr double kSlowest = 0.05;  // compute keeps at least this share of its r
 
 class Executor {
  public:
-  Executor(const StepGraph& g, const Platform& p, Fidelity f) : g_(g), p_(p), f_(f) {}
-
-  Execution run() {
-    // Each pipeline stage's ranks have links of their own (its own GPUs' NVLink ports and NICs):
-    // stages share no link, and a pipeline send crosses the sender's and the receiver's.
-    if (f_ == Fidelity::flow) {
-      for (int s = 0; s < g_.stages; ++s) links_.push_back(add_network_links(net_, p_));
-    }
-    stages_.resize(static_cast<std::size_t>(g_.stages));
-    waiting_.resize(g_.ops.size());
+  Executor(const StepGraph& g, const Platform& p, Fidelity f, Engine& engine, FlowNetwork& net,
+           std::vector<NetworkLinks> links)
+      : g_(g), p_(p), f_(f), engine_(engine), net_(net), links_(std::move(links)) {
     dependents_.resize(g_.ops.size());
-    out_.spans.resize(g_.ops.size());
+    for (std::uint32_t i = 0; i < g_.ops.size(); ++i) {
+      for (std::uint32_t d : g_.ops[i].deps) dependents_[d].push_back(i);
+    }
+  }
+
+  // Plays the graph once from now; `done` runs when its last operation has ended.
+  void start(std::function<void()> done) {
+    done_ = std::move(done);
+    finished_ = 0;
+    stages_.assign(static_cast<std::size_t>(g_.stages), Stage{});
+    waiting_.assign(g_.ops.size(), 0);
+    out_.spans.assign(g_.ops.size(), OpSpan{});
     for (std::uint32_t i = 0; i < g_.ops.size(); ++i) {
       const GraphOp& op = g_.ops[i];
       stream(op).ops.push_back(i);
       waiting_[i] = static_cast<std::uint32_t>(op.deps.size());
-      for (std::uint32_t d : op.deps) dependents_[d].push_back(i);
+    }
+    if (g_.ops.empty()) {
+      if (done_) done_();
+      return;
     }
     for (int s = 0; s < g_.stages; ++s) {
       for (int k = 0; k < kStreamKinds; ++k) try_start(stages_[static_cast<std::size_t>(s)].streams[static_cast<std::size_t>(k)]);
     }
-    engine_.run();
-    for (const Stage& st : stages_) {
-      for (const Stream& s : st.streams) {
-        if (s.head != s.ops.size()) throw std::logic_error("step graph deadlock: an operation never became ready");
-      }
-    }
-    out_.events = engine_.events_processed();
-    for (const OpSpan& s : out_.spans) out_.end = max(out_.end, s.end);
-    return std::move(out_);
+  }
+
+  bool complete() const { return finished_ == g_.ops.size(); }
+  // The last start's spans and end.
+  Execution result() const {
+    Execution x = out_;
+    for (const OpSpan& s : x.spans) x.end = max(x.end, s.end);
+    return x;
   }
 
  private:
@@ -95,7 +103,7 @@ class Executor {
     if (f_ == Fidelity::flow) {
       const NetworkLinks* peer = op.peer >= 0 ? &links_[static_cast<std::size_t>(op.peer)] : nullptr;
       start_collective_flows(engine_, net_, links_[static_cast<std::size_t>(op.stage)], p_, c.terms, c.bytes,
-                             [this, i] { finish(i); }, peer);
+                             [this, i] { finish(i); }, peer, &c.group);
     } else {
       engine_.schedule_after(op.work, [this, i] { finish(i); });
     }
@@ -133,6 +141,7 @@ class Executor {
   void finish(std::uint32_t i) {
     const GraphOp& op = g_.ops[i];
     out_.spans[i].end = engine_.now();
+    ++finished_;
     Stream& s = stream(op);
     s.busy = false;
     ++s.head;
@@ -141,24 +150,57 @@ class Executor {
       if (--waiting_[d] == 0) try_start(stream(g_.ops[d]));
     }
     try_start(s);
+    if (complete() && done_) {
+      auto done = std::move(done_);
+      done_ = nullptr;
+      done();
+    }
   }
 
   const StepGraph& g_;
   const Platform& p_;
   Fidelity f_;
-  Engine engine_;
-  FlowNetwork net_{engine_};
+  Engine& engine_;
+  FlowNetwork& net_;
   std::vector<NetworkLinks> links_;  // per pipeline stage
   std::vector<Stage> stages_;
   std::vector<std::uint32_t> waiting_;
   std::vector<std::vector<std::uint32_t>> dependents_;
   Execution out_;
+  std::size_t finished_ = 0;
+  std::function<void()> done_;
 };
 
 }  // namespace
 
 Execution execute_step(const StepGraph& graph, const Platform& platform, Fidelity fidelity) {
-  return Executor(graph, platform, fidelity).run();
+  Engine engine;
+  FlowNetwork net(engine);
+  // Each pipeline stage's ranks have links of their own (its own GPUs' NVLink ports and NICs):
+  // stages share no link, and a pipeline send crosses the sender's and the receiver's.
+  std::vector<NetworkLinks> links;
+  if (fidelity == Fidelity::flow) {
+    for (int s = 0; s < graph.stages; ++s) links.push_back(add_network_links(net, platform));
+  }
+  Executor x(graph, platform, fidelity, engine, net, std::move(links));
+  x.start(nullptr);
+  engine.run();
+  if (!x.complete()) throw std::logic_error("step graph deadlock: an operation never became ready");
+  Execution out = x.result();
+  out.events = engine.events_processed();
+  return out;
 }
+
+struct StepPlayer::Impl {
+  Executor executor;
+};
+
+StepPlayer::StepPlayer(const StepGraph& graph, const Platform& platform, Engine& engine, FlowNetwork& net,
+                       std::vector<NetworkLinks> stage_links)
+    : impl_(std::make_unique<Impl>(Impl{Executor(graph, platform, Fidelity::flow, engine, net, std::move(stage_links))})) {}
+StepPlayer::~StepPlayer() = default;
+void StepPlayer::start(std::function<void()> done) { impl_->executor.start(std::move(done)); }
+bool StepPlayer::complete() const { return impl_->executor.complete(); }
+Execution StepPlayer::result() const { return impl_->executor.result(); }
 
 }  // namespace sp::models

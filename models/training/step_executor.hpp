@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "models/collective/fidelity.hpp"
@@ -32,6 +34,27 @@ struct Execution {
 };
 
 Execution execute_step(const StepGraph& graph, const Platform& platform, Fidelity fidelity);
+
+/// One job's step graph played in flow fidelity on an engine and network it shares with other
+/// jobs (shared_fabric.hpp), step after step: `stage_links` are its pipeline stages' links, whose
+/// leaf shares may be links other jobs use too.
+class StepPlayer {
+ public:
+  StepPlayer(const StepGraph& graph, const Platform& platform, Engine& engine, FlowNetwork& net,
+             std::vector<NetworkLinks> stage_links);
+  ~StepPlayer();
+  StepPlayer(const StepPlayer&) = delete;
+  StepPlayer& operator=(const StepPlayer&) = delete;
+  /// Plays the graph once from now; `done` runs when its last operation has ended.
+  void start(std::function<void()> done);
+  bool complete() const;
+  /// The last play's spans (absolute times) and end.
+  Execution result() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// The share of its SMs one running collective takes from compute on `platform`.
 double interference_share(const Platform& platform, std::size_t tier);

@@ -1,0 +1,112 @@
+#include "models/training/shared_fabric.hpp"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <numeric>
+
+#include "models/collective/fidelity.hpp"
+#include "models/training/step_executor.hpp"
+#include "sim/core/engine.hpp"
+#include "sim/core/error.hpp"
+
+namespace sp::models {
+
+Duration FabricJobSteps::mean() const {
+  if (steps.empty()) return Duration::zero();
+  Duration sum;
+  for (Duration d : steps) sum += d;
+  return Duration::from_ps(sum.ps() / static_cast<std::int64_t>(steps.size()));
+}
+
+std::size_t leaf_tier(const Platform& p) {
+  for (std::size_t t = 0; t < p.topology.tiers.size(); ++t) {
+    const Tier& tier = p.topology.tiers[t];
+    if (tier.kind == TierKind::fat_tree && tier.nodes_per_leaf > 0) return t;
+  }
+  throw ModelError(fmt::format("platform '{}' has no leaves to share: give scale_out.nodes_per_leaf (and its "
+                               "oversubscription)", p.name));
+}
+
+FabricRun run_shared_fabric(const Platform& p, int leaves, const std::vector<FabricJob>& jobs) {
+  const std::size_t tier = leaf_tier(p);
+  const Tier& t = p.topology.tiers[tier];
+  int below = 1;  // accelerators in one unit of the tier below
+  for (std::size_t i = 0; i < tier; ++i) below *= p.topology.tiers[i].size > 0 ? p.topology.tiers[i].size : 1;
+  Engine engine;
+  FlowNetwork net(engine);
+  // One leaf's uplinks, as add_network_links sizes them for a job alone.
+  std::vector<std::size_t> leaf_links;
+  for (int l = 0; l < leaves; ++l) leaf_links.push_back(net.add_link(t.effective() * below * (t.nodes_per_leaf / t.oversubscription)));
+
+  FabricRun run;
+  run.jobs.resize(jobs.size());
+  std::vector<std::unique_ptr<StepPlayer>> players;
+  std::vector<SimTime> began(jobs.size());
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const FabricJob& job = jobs[j];
+    if (static_cast<int>(job.leaf_nodes.size()) > leaves) throw ModelError(fmt::format("job {} is placed on more than {} leaves", j, leaves));
+    NetworkLinks placed_template;
+    placed_template.placed.resize(p.topology.tiers.size());
+    for (std::size_t l = 0; l < job.leaf_nodes.size(); ++l) {
+      if (job.leaf_nodes[l] > 0) placed_template.placed[tier].push_back({leaf_links[l], job.leaf_nodes[l]});
+      placed_template.placed_nodes += job.leaf_nodes[l];
+    }
+    std::vector<NetworkLinks> stages;
+    for (int s = 0; s < job.graph->stages; ++s) {
+      NetworkLinks links = add_network_links(net, p);
+      links.placed = placed_template.placed;
+      links.placed_nodes = placed_template.placed_nodes;
+      stages.push_back(std::move(links));
+    }
+    players.push_back(std::make_unique<StepPlayer>(*job.graph, p, engine, net, std::move(stages)));
+  }
+  // Each job's next step starts when its last one ends.
+  auto step = std::make_shared<std::function<void(std::size_t)>>();
+  *step = [&, step](std::size_t j) {
+    began[j] = engine.now();
+    players[j]->start([&, j, step] {
+      run.jobs[j].steps.push_back(engine.now() - began[j]);
+      if (static_cast<int>(run.jobs[j].steps.size()) < jobs[j].steps) (*step)(j);
+    });
+  };
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    if (jobs[j].steps > 0) engine.schedule_after(jobs[j].start, [step, j] { (*step)(j); });
+  }
+  engine.run();
+  *step = nullptr;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    if (static_cast<int>(run.jobs[j].steps.size()) != jobs[j].steps) {
+      throw std::logic_error("shared fabric: a job's step graph never finished");
+    }
+  }
+  run.events = engine.events_processed();
+  return run;
+}
+
+std::vector<std::vector<int>> place_jobs(Placement policy, const std::vector<int>& job_nodes, int leaves,
+                                         int nodes_per_leaf) {
+  const long long need = std::accumulate(job_nodes.begin(), job_nodes.end(), 0LL);
+  if (need > static_cast<long long>(leaves) * nodes_per_leaf) {
+    throw ModelError(fmt::format("the jobs need {} nodes; {} leaves of {} hold {}", need, leaves, nodes_per_leaf,
+                                 static_cast<long long>(leaves) * nodes_per_leaf));
+  }
+  std::vector<int> free(static_cast<std::size_t>(leaves), nodes_per_leaf);
+  std::vector<std::vector<int>> out;
+  std::size_t next = 0;  // spread: the leaf to deal to next
+  std::size_t fill = 0;  // packed: the first leaf with room
+  for (int nodes : job_nodes) {
+    std::vector<int> on(static_cast<std::size_t>(leaves), 0);
+    for (int n = 0; n < nodes; ++n) {
+      std::size_t& at = policy == Placement::packed ? fill : next;
+      while (free[at] == 0) at = (at + 1) % free.size();
+      ++on[at];
+      --free[at];
+      if (policy == Placement::spread) at = (at + 1) % free.size();
+    }
+    out.push_back(std::move(on));
+  }
+  return out;
+}
+
+}  // namespace sp::models
