@@ -13,6 +13,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 std::size_t FlowNetwork::add_link(BytesPerSecond capacity) {
   if (!(capacity.value() > 0)) throw std::invalid_argument("a link needs a positive capacity");
   capacity_.push_back(capacity.value());
+  carried_.push_back(0);
   return capacity_.size() - 1;
 }
 
@@ -27,6 +28,8 @@ void FlowNetwork::start(Bytes bytes, std::vector<Use> uses, std::function<void()
   reallocate();
 }
 
+double FlowNetwork::carried(std::size_t link) const { return carried_.at(link); }
+
 std::vector<double> FlowNetwork::rates() const {
   std::vector<double> r;
   for (const Flow& f : flows_) r.push_back(f.rate);
@@ -36,7 +39,10 @@ std::vector<double> FlowNetwork::rates() const {
 void FlowNetwork::advance() {
   const double dt = to_seconds(engine_.now() - updated_);
   if (dt > 0) {
-    for (Flow& f : flows_) f.remaining -= f.rate * dt;
+    for (Flow& f : flows_) {
+      f.remaining -= f.rate * dt;
+      for (const Use& u : f.uses) carried_[u.link] += f.rate * dt * u.weight;
+    }
   }
   updated_ = engine_.now();
 }

@@ -36,6 +36,9 @@ class FlowNetwork {
   std::size_t active() const { return flows_.size(); }
   /// The current rate of every active flow, in start order (for tests).
   std::vector<double> rates() const;
+  /// Bytes a link has carried so far (its flows' bytes times their weights on it).
+  double carried(std::size_t link) const;
+  BytesPerSecond capacity(std::size_t link) const { return BytesPerSecond(capacity_.at(link)); }
 
  private:
   struct Flow {
@@ -50,6 +53,7 @@ class FlowNetwork {
 
   Engine& engine_;
   std::vector<double> capacity_;
+  std::vector<double> carried_;  // bytes, per link
   std::vector<Flow> flows_;
   SimTime updated_;
   std::optional<EventId> next_;

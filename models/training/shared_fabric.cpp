@@ -28,7 +28,7 @@ std::size_t leaf_tier(const Platform& p) {
                                "oversubscription)", p.name));
 }
 
-FabricRun run_shared_fabric(const Platform& p, int leaves, const std::vector<FabricJob>& jobs) {
+FabricRun run_shared_fabric(const Platform& p, int leaves, const std::vector<FabricJob>& jobs, const StepSeen& on_step) {
   const std::size_t tier = leaf_tier(p);
   const Tier& t = p.topology.tiers[tier];
   int below = 1;  // accelerators in one unit of the tier below
@@ -59,7 +59,7 @@ FabricRun run_shared_fabric(const Platform& p, int leaves, const std::vector<Fab
       links.placed_nodes = placed_template.placed_nodes;
       stages.push_back(std::move(links));
     }
-    players.push_back(std::make_unique<StepPlayer>(*job.graph, p, engine, net, std::move(stages)));
+    players.push_back(std::make_unique<StepPlayer>(*job.graph, job.platform ? *job.platform : p, engine, net, std::move(stages)));
   }
   // Each job's next step starts when its last one ends.
   auto step = std::make_shared<std::function<void(std::size_t)>>();
@@ -67,6 +67,7 @@ FabricRun run_shared_fabric(const Platform& p, int leaves, const std::vector<Fab
     began[j] = engine.now();
     players[j]->start([&, j, step] {
       run.jobs[j].steps.push_back(engine.now() - began[j]);
+      if (on_step) on_step(j, players[j]->result());
       if (static_cast<int>(run.jobs[j].steps.size()) < jobs[j].steps) (*step)(j);
     });
   };
@@ -81,6 +82,11 @@ FabricRun run_shared_fabric(const Platform& p, int leaves, const std::vector<Fab
     }
   }
   run.events = engine.events_processed();
+  run.span = engine.now() - SimTime::zero();
+  for (std::size_t l : leaf_links) {
+    const double capacity_bytes = net.capacity(l).value() * to_seconds(run.span);
+    run.leaf_utilization.push_back(capacity_bytes > 0 ? net.carried(l) / capacity_bytes : 0);
+  }
   return run;
 }
 

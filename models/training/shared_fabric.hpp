@@ -9,10 +9,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "models/network/platform.hpp"
+#include "models/training/step_executor.hpp"
 #include "models/training/step_graph.hpp"
 #include "sim/core/time.hpp"
 
@@ -23,6 +25,7 @@ struct FabricJob {
   std::vector<int> leaf_nodes;  // the job's nodes under each leaf of the cluster (index: leaf)
   int steps = 1;
   Duration start;               // when its first step starts
+  const Platform* platform = nullptr;  // its accelerators and their calibration (else the cluster's)
 };
 
 struct FabricJobSteps {
@@ -32,6 +35,8 @@ struct FabricJobSteps {
 
 struct FabricRun {
   std::vector<FabricJobSteps> jobs;
+  std::vector<double> leaf_utilization;  // per leaf: bytes its uplinks carried / (capacity x run)
+  Duration span;                         // from the first start to the last step's end
   std::uint64_t events = 0;
 };
 
@@ -39,8 +44,11 @@ struct FabricRun {
 /// Throws ModelError naming the platform when it has none.
 std::size_t leaf_tier(const Platform& platform);
 
-/// Plays every job's steps together on `leaves` leaves of `platform`'s fat tree.
-FabricRun run_shared_fabric(const Platform& platform, int leaves, const std::vector<FabricJob>& jobs);
+/// Plays every job's steps together on `leaves` leaves of `platform`'s fat tree; `on_step`, when
+/// given, sees each step's operations (absolute times) as it ends.
+using StepSeen = std::function<void(std::size_t job, const Execution& step)>;
+FabricRun run_shared_fabric(const Platform& platform, int leaves, const std::vector<FabricJob>& jobs,
+                            const StepSeen& on_step = nullptr);
 
 /// Where jobs of the given node counts go on `leaves` leaves of `nodes_per_leaf` nodes each:
 /// packed fills leaves in order, job after job; spread deals each job's nodes round the leaves

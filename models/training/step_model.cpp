@@ -27,8 +27,9 @@ void use_chunk_times(StepGraph& g, const Platform& p) {
   }
 }
 
-// `text` as a JSON string literal: quotes and backslashes escaped, control characters as \uXXXX
-// (layer names come from workload files).
+}  // namespace
+
+// Layer names come from workload files.
 std::string json_string(const std::string& text) {
   std::string out = "\"";
   for (const char c : text) {
@@ -43,6 +44,8 @@ std::string json_string(const std::string& text) {
   }
   return out + "\"";
 }
+
+namespace {
 
 // The stage whose compute stream ends last.
 int last_stage(const StepGraph& g, const Execution& x) {
@@ -151,6 +154,16 @@ double straggler_factor(const Platform& p, int accelerators) {
   return p.rank_speed_sd() * max_of_normals(accelerators).mean;
 }
 
+void add_stragglers(StepGraph& g, const Platform& p, int accelerators) {
+  // The slowest rank's compute: every compute operation longer by the expected maximum of N.
+  const double slower = straggler_factor(p, accelerators);
+  for (GraphOp& op : g.ops) {
+    if (op.comm >= 0 || !(slower > 0)) continue;
+    op.straggle = scale(op.work, slower);
+    op.work += op.straggle;
+  }
+}
+
 namespace {
 
 // a + (b - a) k: one more micro-batch's share, k more times.
@@ -181,13 +194,7 @@ StepResult simulate_whole(const Workload& w, const Platform& p, const ParallelLa
                           Fidelity fidelity, StepTrace* trace) {
   StepGraph g = build_step_graph(w, p, lay);
   if (fidelity == Fidelity::chunk) use_chunk_times(g, p);
-  // The slowest rank's compute: every compute operation longer by the expected maximum of N.
-  const double slower = straggler_factor(p, accelerators);
-  for (GraphOp& op : g.ops) {
-    if (op.comm >= 0 || !(slower > 0)) continue;
-    op.straggle = scale(op.work, slower);
-    op.work += op.straggle;
-  }
+  add_stragglers(g, p, accelerators);
   const Execution x = execute_step(g, p, fidelity == Fidelity::flow ? Fidelity::flow : Fidelity::analytic);
   StepResult r;
   attribute(g, x, r);

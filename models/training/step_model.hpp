@@ -67,6 +67,8 @@ inline constexpr int kMaxSimulatedMicroBatches = 64;
 
 /// How much longer the slowest of N ranks computes than the kind: sigma x E[max of N normals].
 double straggler_factor(const Platform& platform, int accelerators);
+/// Every compute operation of `graph` made as long as the slowest of N ranks' (GraphOp::straggle).
+void add_stragglers(StepGraph& graph, const Platform& platform, int accelerators);
 
 StepResult simulate_step(const Workload& workload, const Platform& platform, const ParallelLayout& layout,
                          int accelerators, Fidelity fidelity = Fidelity::analytic, StepTrace* trace = nullptr);
@@ -78,5 +80,8 @@ std::string describe_critical_path(const StepResult& r);
 /// thread per stream, an event per operation (its straggler time as an argument), and the host's
 /// time per step first, times in microseconds.
 std::string chrome_trace(const StepTrace& trace);
+
+/// `text` as a JSON string literal: quotes and backslashes escaped, control characters as \uXXXX.
+std::string json_string(const std::string& text);
 
 }  // namespace sp::models

@@ -38,6 +38,17 @@ struct ColocateOptions {
   bool quiet = false;
 };
 
+struct ClusterOptions {
+  std::string scenario;
+  std::string out_dir;
+  std::vector<std::string> overrides;
+  bool quiet = false;
+  bool timelines = true;
+};
+
+/// `scalepoint cluster`: several jobs on one fat tree, per placement (sim/scenario/cluster.hpp).
+int cluster_command(const ClusterOptions& options);
+
 /// `scalepoint colocate`: K small jobs on one accelerator under each sharing strategy.
 int colocate_command(const ColocateOptions& options);
 

@@ -37,6 +37,13 @@ int main(int argc, char** argv) {
   colocate_cmd->add_option("--out,-o", colocate.out_dir, "output folder (default results/colocation/<name>)");
   colocate_cmd->add_option("--set", colocate.overrides, "override a key before parsing: key.path=value");
   colocate_cmd->add_flag("--quiet,-q", colocate.quiet, "print nothing but errors");
+  sp::cli::ClusterOptions cluster;
+  CLI::App* cluster_cmd = app.add_subcommand("cluster", "several jobs on one fat tree: placement and neighbours");
+  cluster_cmd->add_option("scenario", cluster.scenario, "cluster scenario YAML (scenarios/clusters/)")->required();
+  cluster_cmd->add_option("--out,-o", cluster.out_dir, "output folder (default results/clusters/<name>)");
+  cluster_cmd->add_option("--set", cluster.overrides, "override a key before parsing: key.path=value");
+  cluster_cmd->add_flag("--quiet,-q", cluster.quiet, "print nothing but errors");
+  cluster_cmd->add_flag("!--no-timelines", cluster.timelines, "skip cluster_timeline.json");
   CLI::App* run_cmd = app.add_subcommand("run", "simulate a scenario over its accelerator counts");
   run_cmd->add_option("scenario", run.scenario, "scenario YAML file")->required();
   run_cmd->add_option("--out,-o", run.out_dir, "output folder (default results/<scenario name>)");
@@ -235,6 +242,7 @@ int main(int argc, char** argv) {
 
   try {
     if (colocate_cmd->parsed()) return sp::cli::colocate_command(colocate);
+    if (cluster_cmd->parsed()) return sp::cli::cluster_command(cluster);
     if (run_cmd->parsed()) {
       run.command_line = args;
       return sp::cli::run_command(run);

@@ -102,16 +102,21 @@ void check_counts(const ScenarioSpec& s, const config::ConfigNode& list, const c
 
 ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Override>& overrides,
                            const models::Catalog& catalog) {
-  ScenarioSpec s;
-  s.file = file;
-  s.file_sha256 = sha256_hex(config::read_text_file(file));
   const config::ConfigNode root = config::load_file(file, overrides);
   if (!root.is_map()) root.fail("a scenario must be a mapping of keys such as name, workload, platform");
   root.expect_only({"name", "description", "seed", "workload", "platform", "accelerators", "batch", "fidelity",
                     "parallelism", "samples", "calibration", "launch", "anchor", "reliability"});
+  ScenarioSpec s = scenario_from_node(root, root.at("platform"), file, catalog);
+  s.file_sha256 = sha256_hex(config::read_text_file(file));
   s.resolved_yaml = root.dump();
   s.resolved_sha256 = sha256_hex(s.resolved_yaml);
+  return s;
+}
 
+ScenarioSpec scenario_from_node(const config::ConfigNode& root, const config::ConfigNode& platform,
+                                const std::string& file, const models::Catalog& catalog) {
+  ScenarioSpec s;
+  s.file = file;
   s.name = root.at("name").as_folder_name();
   if (auto d = root.find("description")) s.description = d->as_string();
   if (auto seed = root.find("seed")) {
@@ -122,7 +127,6 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
   s.workload = catalog.workload(root.at("workload"));
   // How the training code launches its kernels, where it differs from the workload file's.
   if (auto l = root.find("launch")) s.workload.dispatch_per_kernel = models::parse_launch(*l);
-  const config::ConfigNode platform = root.at("platform");
   s.platform = models::parse_platform(platform, catalog);
   if (auto r = platform.find("reliability")) s.reliability = models::parse_reliability(*r, s.reliability);
   if (auto r = root.find("reliability")) s.reliability = models::parse_reliability(*r, s.reliability);

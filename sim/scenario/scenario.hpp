@@ -63,6 +63,12 @@ struct ScenarioSpec {
 ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Override>& overrides,
                            const models::Catalog& catalog);
 
+/// The scenario that `root` describes on the platform `platform` (a cluster's job gives its own
+/// keys and shares the cluster's platform); `file` locates relative paths and messages. The
+/// caller checks root's keys.
+ScenarioSpec scenario_from_node(const config::ConfigNode& root, const config::ConfigNode& platform,
+                                const std::string& file, const models::Catalog& catalog);
+
 /// One row per accelerator count, with speedup and E' against the smallest count that fits.
 struct ScalingPoint {
   models::TrainingEstimate estimate;

@@ -74,6 +74,21 @@ TEST(Cli, TheCommittedGoodputPlanIsCurrentAndItsRunsAreTimelines) {
   EXPECT_FALSE(fs::exists(quiet / "run_timeline_N64.json"));
 }
 
+TEST(Cli, TheCommittedClusterResultsAreCurrentAndAWindowHoldsEveryJob) {
+  // The README's shared-fabric table and plot come from results/clusters/shared_fat_tree.
+  const fs::path out = fresh_dir("cluster");
+  const RunResult r = run("cluster " + std::string(SP_SOURCE_DIR) + "/scenarios/clusters/shared_fat_tree.yaml --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("break-even shared"), std::string::npos) << r.output;
+  EXPECT_EQ(slurp(out / "cluster.csv"), slurp(std::string(SP_SOURCE_DIR) + "/results/clusters/shared_fat_tree/cluster.csv"))
+      << "regenerate: build/scalepoint cluster scenarios/clusters/shared_fat_tree.yaml --out results/clusters/shared_fat_tree";
+  const std::string trace = slurp(out / "cluster_timeline.json");
+  for (const char* job : {"bert stage 0", "stable_diffusion stage 0", "llama2_70b_lora stage 0"}) {
+    EXPECT_NE(trace.find(job), std::string::npos) << job;
+  }
+  EXPECT_TRUE(fs::exists(out / "manifest.yaml"));
+}
+
 TEST(Cli, TheCommittedTransformerValidationIsCurrent) {
   // The README's Selene table comes from results/validation/transformer_rows.csv.
   const fs::path out = fresh_dir("transformer");

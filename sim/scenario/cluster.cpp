@@ -1,0 +1,301 @@
+#include "sim/scenario/cluster.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "models/training/step_model.hpp"
+#include "sim/core/error.hpp"
+
+namespace sp {
+
+const char* placement_name(models::Placement p) { return p == models::Placement::packed ? "packed" : "spread"; }
+
+std::vector<int> ClusterSpec::sizes() const {
+  return varied >= 0 ? jobs[static_cast<std::size_t>(varied)].scenario.accelerators : std::vector<int>{0};
+}
+
+int ClusterSpec::accelerators(std::size_t job, std::size_t k) const {
+  return static_cast<int>(job) == varied ? sizes()[k] : jobs[job].scenario.accelerators.front();
+}
+
+namespace {
+
+models::Placement parse_placement(const config::ConfigNode& n) {
+  const std::string v = n.as_string();
+  if (v == "packed") return models::Placement::packed;
+  if (v == "spread") return models::Placement::spread;
+  n.fail("unknown placement '" + v + "'", "valid: packed (fill leaves in order), spread (deal nodes round the leaves)");
+}
+
+}  // namespace
+
+ClusterSpec load_cluster(const std::string& file, const std::vector<config::Override>& overrides,
+                         const models::Catalog& catalog) {
+  const config::ConfigNode root = config::load_file(file, overrides);
+  if (!root.is_map()) root.fail("a cluster scenario must be a mapping of keys such as name, platform, leaves, jobs");
+  root.expect_only({"name", "description", "platform", "fabric", "placement", "steps", "jobs"});
+  ClusterSpec s;
+  s.file = file;
+  s.resolved_yaml = root.dump();
+  s.name = root.at("name").as_folder_name();
+  if (auto d = root.find("description")) s.description = d->as_string();
+  const config::ConfigNode platform = root.at("platform");
+  s.platform = models::parse_platform(platform, catalog);
+  // The fabric: the platform's scale-out fat tree, its leaves counted and, where given, their
+  // size and oversubscription set here.
+  const config::ConfigNode fabric = root.at("fabric");
+  fabric.expect_only({"leaves", "nodes_per_leaf", "oversubscription"});
+  const auto scale_out = std::find_if(s.platform.topology.tiers.begin(), s.platform.topology.tiers.end(),
+                                      [](const models::Tier& t) { return t.kind == models::TierKind::fat_tree; });
+  if (scale_out == s.platform.topology.tiers.end()) {
+    platform.fail("platform '" + s.platform.name + "' has no fat tree to share (scale_out.kind: fat_tree)");
+  }
+  if (auto n = fabric.find("nodes_per_leaf")) scale_out->nodes_per_leaf = n->as_count(100'000);
+  if (auto o = fabric.find("oversubscription")) {
+    scale_out->oversubscription = o->as_number();
+    if (!(scale_out->oversubscription >= 1 && scale_out->oversubscription <= 1000)) {
+      o->fail("must be between 1 (non-blocking) and 1000");
+    }
+  }
+  if (scale_out->nodes_per_leaf <= 0) {
+    fabric.fail("platform '" + s.platform.name + "' gives no leaf size", "set fabric.nodes_per_leaf");
+  }
+  const int per_leaf = scale_out->nodes_per_leaf;
+  const config::ConfigNode leaves = fabric.at("leaves");
+  s.leaves = leaves.as_count(100'000);
+  if (auto p = root.find("placement")) {
+    if (p->is_sequence()) {
+      for (const auto& e : p->elements()) s.placements.push_back(parse_placement(e));
+      if (s.placements.empty()) p->fail("needs at least one placement");
+    } else {
+      s.placements.push_back(parse_placement(*p));
+    }
+  } else {
+    s.placements = {models::Placement::packed};
+  }
+  s.steps = 20;
+  if (auto st = root.find("steps")) s.steps = st->as_count(10'000);
+
+  const config::ConfigNode list = root.at("jobs");
+  std::set<std::string> names;
+  const int per_node = s.platform.accelerators_per_node();
+  for (const config::ConfigNode& j : list.elements()) {
+    j.expect_only({"name", "workload", "accelerators", "batch", "parallelism", "launch", "calibration", "samples",
+                   "seed", "start"});
+    ClusterJobSpec job{scenario_from_node(j, platform, file, catalog), Duration::zero()};
+    if (!names.insert(job.scenario.name).second) j.at("name").fail("job name '" + job.scenario.name + "' appears twice");
+    job.scenario.fidelity = models::Fidelity::flow;  // what the jobs share is only seen in flows
+    job.scenario.platform.topology = s.platform.topology;  // the fabric as set above
+    if (auto st = j.find("start")) job.start = st->as_nonnegative_duration();
+    const config::ConfigNode counts = j.at("accelerators");
+    for (int n : job.scenario.accelerators) {
+      if (n % per_node != 0) {
+        counts.fail(fmt::format("{} accelerators is not a whole number of {}-accelerator nodes; jobs on a cluster "
+                                "hold whole nodes", n, per_node));
+      }
+    }
+    if (job.scenario.accelerators.size() > 1) {
+      if (s.varied >= 0) {
+        counts.fail("only one job may list several accelerator counts (job '" +
+                    s.jobs[static_cast<std::size_t>(s.varied)].scenario.name + "' does)");
+      }
+      s.varied = static_cast<int>(s.jobs.size());
+    }
+    s.jobs.push_back(std::move(job));
+  }
+  if (s.jobs.empty()) list.fail("needs at least one job");
+  for (std::size_t k = 0; k < s.sizes().size(); ++k) {
+    long long nodes = 0;
+    for (std::size_t j = 0; j < s.jobs.size(); ++j) nodes += s.accelerators(j, k) / per_node;
+    if (nodes > static_cast<long long>(s.leaves) * per_leaf) {
+      leaves.fail(fmt::format("{} leaves of {} nodes hold {} nodes; the jobs need {}", s.leaves, per_leaf,
+                              static_cast<long long>(s.leaves) * per_leaf, nodes),
+                  "add leaves or shrink the jobs");
+    }
+  }
+  return s;
+}
+
+namespace {
+
+struct Point {
+  std::vector<models::StepGraph> graphs;
+  std::vector<models::FabricJob> fabric;
+  std::vector<std::size_t> job;  // the spec's job of each fabric job
+};
+
+Duration with_host(Duration step, const models::Workload& w) { return step + w.host_per_step; }
+
+std::string window_trace(const ClusterSpec& spec, const Point& pt, const models::FabricRun& first) {
+  // The window: from the middle of the run, as long as two of the longest mean step, so that
+  // every job shows at least one step beside the others.
+  Duration longest;
+  for (const auto& j : first.jobs) longest = max(longest, j.mean());
+  const SimTime from = SimTime::zero() + Duration::from_ps(first.span.ps() / 2), to = from + longest * 2;
+  std::string events;
+  const auto add = [&](const std::string& e) { events += (events.empty() ? "" : ",\n") + e; };
+  for (std::size_t f = 0; f < pt.fabric.size(); ++f) {
+    const std::string& name = spec.jobs[pt.job[f]].scenario.name;
+    for (int s = 0; s < pt.graphs[f].stages; ++s) {
+      add(fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"args\":{{\"name\":{}}}}}", f * 1000 + s,
+                      models::json_string(fmt::format("{} stage {}", name, s))));
+      for (int k = 0; k < models::kStreamKinds; ++k) {
+        add(fmt::format("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":\"{}\"}}}}",
+                        f * 1000 + s, k, models::stream_name(static_cast<models::StreamKind>(k))));
+      }
+    }
+  }
+  models::run_shared_fabric(spec.platform, spec.leaves, pt.fabric, [&](std::size_t f, const models::Execution& x) {
+    if (x.end < from) return;
+    const models::StepGraph& g = pt.graphs[f];
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+      const models::OpSpan& sp = x.spans[i];
+      if (sp.end < from || sp.start > to) continue;
+      const models::GraphOp& op = g.ops[i];
+      std::string label = models::phase_name(op.phase);
+      if (op.layer >= 0) label += " " + g.layers[static_cast<std::size_t>(op.layer)];
+      add(fmt::format("{{\"ph\":\"X\",\"name\":{},\"cat\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{:.3f},\"dur\":{:.3f}}}",
+                      models::json_string(label), models::phase_name(op.phase), f * 1000 + op.stage,
+                      static_cast<int>(op.stream), to_seconds(sp.start - SimTime::zero()) * 1e6,
+                      to_seconds(sp.end - sp.start) * 1e6));
+    }
+  });
+  return "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n" + events + "\n]}\n";
+}
+
+}  // namespace
+
+ClusterResult run_cluster(const ClusterSpec& spec, const std::function<void(int, int)>& progress) {
+  // Each job alone, at every count it has, as `run` gives it.
+  std::vector<std::vector<ScalingPoint>> alone;
+  for (const ClusterJobSpec& j : spec.jobs) alone.push_back(run_scenario(j.scenario, false, true));
+  const std::vector<int> sizes = spec.sizes();
+  const int per_node = spec.platform.accelerators_per_node();
+  const int per_leaf = spec.platform.topology.tiers[models::leaf_tier(spec.platform)].nodes_per_leaf;
+  ClusterResult out;
+  const int total = static_cast<int>(spec.placements.size() * sizes.size());
+  int done = 0;
+  for (models::Placement placement : spec.placements) {
+    std::vector<double> n_alone, t_alone, t_together;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      std::vector<int> nodes;
+      for (std::size_t j = 0; j < spec.jobs.size(); ++j) nodes.push_back(spec.accelerators(j, k) / per_node);
+      const auto where = models::place_jobs(placement, nodes, spec.leaves, per_leaf);
+      Point pt;
+      pt.graphs.reserve(spec.jobs.size());
+      std::vector<ClusterJobRow> rows;
+      for (std::size_t j = 0; j < spec.jobs.size(); ++j) {
+        const ScenarioSpec& sc = spec.jobs[j].scenario;
+        const std::size_t idx = static_cast<std::size_t>(
+            std::find(sc.accelerators.begin(), sc.accelerators.end(), spec.accelerators(j, k)) - sc.accelerators.begin());
+        ClusterJobRow r;
+        r.placement = placement;
+        r.point = k;
+        r.job = j;
+        r.alone = alone[j][idx].estimate;
+        r.leaf_nodes = where[j];
+        if (!r.alone.ok()) {
+          r.status = r.alone.status;
+        } else {
+          models::StepGraph g = models::build_step_graph(sc.workload, sc.platform, r.alone.layout);
+          models::add_stragglers(g, sc.platform, r.alone.accelerators);
+          pt.graphs.push_back(std::move(g));
+          pt.job.push_back(j);
+        }
+        rows.push_back(std::move(r));
+      }
+      for (std::size_t f = 0; f < pt.graphs.size(); ++f) {
+        const ClusterJobSpec& job = spec.jobs[pt.job[f]];
+        pt.fabric.push_back({&pt.graphs[f], where[pt.job[f]], spec.steps, job.start, &job.scenario.platform});
+      }
+      const models::FabricRun together = models::run_shared_fabric(spec.platform, spec.leaves, pt.fabric);
+      for (std::size_t f = 0; f < pt.fabric.size(); ++f) {
+        ClusterJobRow& r = rows[pt.job[f]];
+        const models::Workload& w = spec.jobs[r.job].scenario.workload;
+        models::FabricJob solo = pt.fabric[f];
+        solo.steps = 1;
+        solo.start = Duration::zero();
+        r.step_alone = with_host(models::run_shared_fabric(spec.platform, spec.leaves, {solo}).jobs[0].mean(), w);
+        r.step_together = with_host(together.jobs[f].mean(), w);
+        for (std::size_t l = 0; l < r.leaf_nodes.size(); ++l) {
+          if (r.leaf_nodes[l] > 0 && together.leaf_utilization[l] > r.busiest_uplink) {
+            r.busiest_uplink = together.leaf_utilization[l];
+            r.busiest_leaf = static_cast<int>(l);
+          }
+        }
+        // Every step as long as it was together: the run time grows by steps x the difference.
+        const double extra = r.alone.steps * to_seconds(r.step_together - r.step_alone);
+        r.ttt_alone_s = to_seconds(r.alone.time_to_train);
+        r.ttt_together_s = r.ttt_alone_s + extra * r.alone.rcp_normalisation;
+      }
+      if (spec.varied >= 0) {
+        const ClusterJobRow& v = rows[static_cast<std::size_t>(spec.varied)];
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        n_alone.push_back(sizes[k]);
+        t_alone.push_back(v.status == "ok" ? v.ttt_alone_s : nan);
+        t_together.push_back(v.status == "ok" ? v.ttt_together_s : nan);
+      }
+      if (out.timeline.empty() && k + 1 == sizes.size()) out.timeline = window_trace(spec, pt, together);
+      for (auto& r : rows) out.rows.push_back(std::move(r));
+      if (progress) progress(++done, total);
+    }
+    if (spec.varied >= 0) {
+      const std::vector<int> n(n_alone.begin(), n_alone.end());
+      out.break_even_alone.push_back(break_even_points(n, t_alone));
+      out.break_even_together.push_back(break_even_points(n, t_together));
+    }
+  }
+  return out;
+}
+
+output::Table cluster_table(const ClusterSpec& spec, const ClusterResult& res) {
+  using output::number_column;
+  output::Column placement{"placement", "", "packed: leaves filled in order; spread: nodes dealt round the leaves", false, {}, {}};
+  output::Column job{"job", "", "the job's name", false, {}, {}};
+  output::Column workload{"workload", "", "its workload", false, {}, {}};
+  output::Column layout{"layout", "", "its layout, as `run` chooses it alone", false, {}, {}};
+  output::Column status{"status", "", "ok, or why the job did not run", false, {}, {}};
+  auto varied = number_column("varied_accelerators", "count", "the varied job's count at this point (0: none varies)", true);
+  auto acc = number_column("accelerators", "count", "the job's accelerators", true);
+  auto nodes = number_column("nodes", "count", "its nodes", true);
+  auto leaves = number_column("leaves", "count", "leaves its nodes sit under", true);
+  auto alone = number_column("step_time_alone_s", "s", "its step alone on its placement (mean, host time included)");
+  auto together = number_column("step_time_together_s", "s", "its step beside the other jobs (mean over the steps played)");
+  auto slowdown = number_column("slowdown", "1", "step_time_together_s / step_time_alone_s");
+  auto busiest = number_column("busiest_uplink_utilization", "1",
+                               "bytes over capacity of the busiest leaf uplink it uses, over the window");
+  auto busiest_leaf = number_column("busiest_uplink_leaf", "count", "that leaf (-1: none crossed)", true);
+  auto t_alone = number_column("time_to_train_alone_min", "min", "as `run` predicts it alone");
+  auto t_together = number_column("time_to_train_together_min", "min", "with every step as long as beside the others");
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<int> sizes = spec.sizes();
+  for (const ClusterJobRow& r : res.rows) {
+    const bool ok = r.status == "ok";
+    placement.text.push_back(placement_name(r.placement));
+    job.text.push_back(spec.jobs[r.job].scenario.name);
+    workload.text.push_back(spec.jobs[r.job].scenario.workload.name);
+    layout.text.push_back(ok ? r.alone.layout.describe() : "-");
+    status.text.push_back(r.status);
+    varied.values.push_back(sizes[r.point]);
+    acc.values.push_back(spec.accelerators(r.job, r.point));
+    nodes.values.push_back(spec.accelerators(r.job, r.point) / spec.platform.accelerators_per_node());
+    leaves.values.push_back(static_cast<double>(std::count_if(r.leaf_nodes.begin(), r.leaf_nodes.end(), [](int n) { return n > 0; })));
+    alone.values.push_back(ok ? to_seconds(r.step_alone) : nan);
+    together.values.push_back(ok ? to_seconds(r.step_together) : nan);
+    slowdown.values.push_back(ok ? to_seconds(r.step_together) / to_seconds(r.step_alone) : nan);
+    busiest.values.push_back(ok ? r.busiest_uplink : nan);
+    busiest_leaf.values.push_back(r.busiest_leaf);
+    t_alone.values.push_back(ok ? r.ttt_alone_s / 60 : nan);
+    t_together.values.push_back(ok ? r.ttt_together_s / 60 : nan);
+  }
+  output::Table t;
+  t.columns = {placement, varied, job, workload, acc, nodes, leaves, layout, alone, together, slowdown, busiest,
+               busiest_leaf, t_alone, t_together, status};
+  return t;
+}
+
+}  // namespace sp
