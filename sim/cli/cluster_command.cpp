@@ -143,9 +143,9 @@ int cluster_command(const ClusterOptions& o) {
                   ok ? fmt::format("{:.2f}", r.ttt_together_s / 60).c_str() : "-");
     }
     for (std::size_t p = 0; p < res.break_even_together.size(); ++p) {
-      std::printf("%s, %s: break-even alone: %s\n", spec.jobs[static_cast<std::size_t>(spec.varied)].scenario.name.c_str(),
+      std::printf("%s, %s: break-even points alone\n%s", spec.jobs[static_cast<std::size_t>(spec.varied)].scenario.name.c_str(),
                   placement_name(spec.placements[p]), describe(res.break_even_alone[p]).c_str());
-      std::printf("%s, %s: break-even shared: %s\n", spec.jobs[static_cast<std::size_t>(spec.varied)].scenario.name.c_str(),
+      std::printf("%s, %s: break-even points shared\n%s", spec.jobs[static_cast<std::size_t>(spec.varied)].scenario.name.c_str(),
                   placement_name(spec.placements[p]), describe(res.break_even_together[p]).c_str());
     }
     std::printf("wrote %s/{cluster.csv,manifest.yaml%s%s}\n", dir.string().c_str(), o.timelines ? ",cluster_timeline.json" : "",

@@ -79,7 +79,7 @@ TEST(Cli, TheCommittedClusterResultsAreCurrentAndAWindowHoldsEveryJob) {
   const fs::path out = fresh_dir("cluster");
   const RunResult r = run("cluster " + std::string(SP_SOURCE_DIR) + "/scenarios/clusters/shared_fat_tree.yaml --out " + out.string());
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("break-even shared"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("break-even points shared"), std::string::npos) << r.output;
   EXPECT_EQ(slurp(out / "cluster.csv"), slurp(std::string(SP_SOURCE_DIR) + "/results/clusters/shared_fat_tree/cluster.csv"))
       << "regenerate: build/scalepoint cluster scenarios/clusters/shared_fat_tree.yaml --out results/clusters/shared_fat_tree";
   const std::string trace = slurp(out / "cluster_timeline.json");
