@@ -9,6 +9,7 @@
 #include "models/training/step_executor.hpp"
 #include "sim/core/engine.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/rng.hpp"
 
 namespace sp::models {
 
@@ -91,14 +92,31 @@ FabricRun run_shared_fabric(const Platform& p, int leaves, const std::vector<Fab
 }
 
 std::vector<std::vector<int>> place_jobs(Placement policy, const std::vector<int>& job_nodes, int leaves,
-                                         int nodes_per_leaf) {
+                                         int nodes_per_leaf, std::uint64_t seed) {
   const long long need = std::accumulate(job_nodes.begin(), job_nodes.end(), 0LL);
   if (need > static_cast<long long>(leaves) * nodes_per_leaf) {
     throw ModelError(fmt::format("the jobs need {} nodes; {} leaves of {} hold {}", need, leaves, nodes_per_leaf,
                                  static_cast<long long>(leaves) * nodes_per_leaf));
   }
-  std::vector<int> free(static_cast<std::size_t>(leaves), nodes_per_leaf);
   std::vector<std::vector<int>> out;
+  if (policy == Placement::random) {
+    // Every node slot by its leaf, shuffled (Fisher-Yates on our own generator: the same
+    // placement on every machine), then dealt to the jobs in order.
+    std::vector<int> slots;
+    for (int l = 0; l < leaves; ++l) slots.insert(slots.end(), static_cast<std::size_t>(nodes_per_leaf), l);
+    RngStream rng(seed, 0, "placement");
+    for (std::size_t i = slots.size(); i > 1; --i) {
+      std::swap(slots[i - 1], slots[static_cast<std::size_t>(rng.next_u64() % i)]);
+    }
+    std::size_t next = 0;
+    for (int nodes : job_nodes) {
+      std::vector<int> on(static_cast<std::size_t>(leaves), 0);
+      for (int n = 0; n < nodes; ++n) ++on[static_cast<std::size_t>(slots[next++])];
+      out.push_back(std::move(on));
+    }
+    return out;
+  }
+  std::vector<int> free(static_cast<std::size_t>(leaves), nodes_per_leaf);
   std::size_t next = 0;  // spread: the leaf to deal to next
   std::size_t fill = 0;  // packed: the first leaf with room
   for (int nodes : job_nodes) {

@@ -52,9 +52,10 @@ FabricRun run_shared_fabric(const Platform& platform, int leaves, const std::vec
 
 /// Where jobs of the given node counts go on `leaves` leaves of `nodes_per_leaf` nodes each:
 /// packed fills leaves in order, job after job; spread deals each job's nodes round the leaves
-/// that have room, one at a time. Throws ModelError when the jobs do not fit.
-enum class Placement { packed, spread };
+/// that have room, one at a time; random gives each job free nodes drawn uniformly (a scheduler
+/// that ignores the fabric), from `seed`. Throws ModelError when the jobs do not fit.
+enum class Placement { packed, spread, random };
 std::vector<std::vector<int>> place_jobs(Placement policy, const std::vector<int>& job_nodes, int leaves,
-                                         int nodes_per_leaf);
+                                         int nodes_per_leaf, std::uint64_t seed = 0);
 
 }  // namespace sp::models

@@ -12,7 +12,14 @@
 
 namespace sp {
 
-const char* placement_name(models::Placement p) { return p == models::Placement::packed ? "packed" : "spread"; }
+const char* placement_name(models::Placement p) {
+  switch (p) {
+    case models::Placement::packed: return "packed";
+    case models::Placement::spread: return "spread";
+    case models::Placement::random: return "random";
+  }
+  return "?";
+}
 
 std::vector<int> ClusterSpec::sizes() const {
   return varied >= 0 ? jobs[static_cast<std::size_t>(varied)].scenario.accelerators : std::vector<int>{0};
@@ -28,7 +35,9 @@ models::Placement parse_placement(const config::ConfigNode& n) {
   const std::string v = n.as_string();
   if (v == "packed") return models::Placement::packed;
   if (v == "spread") return models::Placement::spread;
-  n.fail("unknown placement '" + v + "'", "valid: packed (fill leaves in order), spread (deal nodes round the leaves)");
+  if (v == "random") return models::Placement::random;
+  n.fail("unknown placement '" + v + "'",
+         "valid: packed (fill leaves in order), spread (deal nodes round the leaves), random (free nodes drawn from seed)");
 }
 
 }  // namespace
@@ -37,7 +46,7 @@ ClusterSpec load_cluster(const std::string& file, const std::vector<config::Over
                          const models::Catalog& catalog) {
   const config::ConfigNode root = config::load_file(file, overrides);
   if (!root.is_map()) root.fail("a cluster scenario must be a mapping of keys such as name, platform, leaves, jobs");
-  root.expect_only({"name", "description", "platform", "fabric", "placement", "steps", "jobs"});
+  root.expect_only({"name", "description", "seed", "platform", "fabric", "placement", "steps", "jobs"});
   ClusterSpec s;
   s.file = file;
   s.resolved_yaml = root.dump();
@@ -76,6 +85,11 @@ ClusterSpec load_cluster(const std::string& file, const std::vector<config::Over
     }
   } else {
     s.placements = {models::Placement::packed};
+  }
+  if (auto seed = root.find("seed")) {
+    const std::int64_t v = seed->as_int();
+    if (v < 0) seed->fail("must not be negative");
+    s.seed = static_cast<std::uint64_t>(v);
   }
   s.steps = 20;
   if (auto st = root.find("steps")) s.steps = st->as_count(10'000);
@@ -184,7 +198,7 @@ ClusterResult run_cluster(const ClusterSpec& spec, const std::function<void(int,
     for (std::size_t k = 0; k < sizes.size(); ++k) {
       std::vector<int> nodes;
       for (std::size_t j = 0; j < spec.jobs.size(); ++j) nodes.push_back(spec.accelerators(j, k) / per_node);
-      const auto where = models::place_jobs(placement, nodes, spec.leaves, per_leaf);
+      const auto where = models::place_jobs(placement, nodes, spec.leaves, per_leaf, spec.seed + k);
       Point pt;
       pt.graphs.reserve(spec.jobs.size());
       std::vector<ClusterJobRow> rows;

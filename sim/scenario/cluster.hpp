@@ -30,6 +30,7 @@ struct ClusterJobSpec {
 struct ClusterSpec {
   std::string name, description, file;
   std::string resolved_yaml;
+  std::uint64_t seed = 0;  // of the random placement (point k draws from seed + k)
   models::Platform platform;
   int leaves = 0;
   std::vector<models::Placement> placements;

@@ -3,6 +3,8 @@
 // of it; jobs under disjoint leaves do not slow each other; placement policies.
 #include <gtest/gtest.h>
 
+#include <numeric>
+
 #include "models/training/shared_fabric.hpp"
 #include "models/training/step_executor.hpp"
 #include "models/training/step_model.hpp"
@@ -101,6 +103,16 @@ TEST(SharedFabric, PlacementPoliciesFillOrDealAndRefuseWhatDoesNotFit) {
   EXPECT_EQ(place_jobs(Placement::packed, {3, 2}, 3, 2), (std::vector<std::vector<int>>{{2, 1, 0}, {0, 1, 1}}));
   EXPECT_EQ(place_jobs(Placement::spread, {3, 2}, 3, 2), (std::vector<std::vector<int>>{{1, 1, 1}, {1, 1, 0}}));
   EXPECT_THROW(place_jobs(Placement::packed, {4, 3}, 3, 2), ModelError);
+  // Random: every job gets its nodes, no leaf more than it holds, the same draw for the same seed
+  // and (almost surely) another for another seed.
+  const auto a = place_jobs(Placement::random, {5, 6}, 4, 4, 7), b = place_jobs(Placement::random, {5, 6}, 4, 4, 7);
+  EXPECT_EQ(a, b);
+  for (std::size_t l = 0; l < 4; ++l) EXPECT_LE(a[0][l] + a[1][l], 4);
+  EXPECT_EQ(std::accumulate(a[0].begin(), a[0].end(), 0), 5);
+  EXPECT_EQ(std::accumulate(a[1].begin(), a[1].end(), 0), 6);
+  bool other = false;
+  for (std::uint64_t seed = 8; seed < 12; ++seed) other = other || place_jobs(Placement::random, {5, 6}, 4, 4, seed) != a;
+  EXPECT_TRUE(other);
   EXPECT_THROW(leaf_tier(testing::simple_platform()), ModelError);
 }
 

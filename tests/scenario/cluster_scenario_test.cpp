@@ -81,7 +81,7 @@ TEST(ClusterScenario, BadInputIsRefusedAtItsKey) {
        "only one job may list several accelerator counts (job 'a' does)"},
       {kPlatform + "name: x\nfabric: {leaves: 8}\njobs:\n  - {name: a, workload: bert, accelerators: [4], batch: {global: 32}}\n",
        "4 accelerators is not a whole number of 8-accelerator nodes"},
-      {kPlatform + "name: x\nfabric: {leaves: 8}\nplacement: random\n" + job, "placement: unknown placement 'random'"},
+      {kPlatform + "name: x\nfabric: {leaves: 8}\nplacement: scattered\n" + job, "placement: unknown placement 'scattered'"},
       {kPlatform + "name: x\nfabric: {leaves: 8, oversubscription: 0.5}\n" + job, "fabric.oversubscription: must be between 1"},
       {kPlatform + "name: x\nfabric: {leaves: 8}\n" + "jobs:\n  - {name: b, workload: bert, accelerators: [64], batch: {typical: true}, bogus: 1}\n",
        "bogus"},
