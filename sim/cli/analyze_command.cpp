@@ -55,11 +55,7 @@ int analyze_command(const AnalyzeOptions& o) {
   std::vector<std::string> plots;
   for (const auto& a : analyses) {
     const std::string name = "eprime_" + a.benchmark + ".png";
-    if (plot_benchmark(files.stage(name), a)) {
-      plots.push_back(name);
-    } else {
-      files.drop(name);
-    }
+    files.keep_if(plot_benchmark(files.stage(name), a), name, plots);
   }
   files.commit();
 

@@ -115,12 +115,7 @@ int cluster_command(const ClusterOptions& o) {
     files.write("cluster_timeline.json", res.timeline);
     m.files.push_back("cluster_timeline.json");
   }
-  const bool plotted = plot_cluster(files.stage("cluster.png"), spec, res);
-  if (plotted) {
-    m.files.push_back("cluster.png");
-  } else {
-    files.drop("cluster.png");
-  }
+  const bool plotted = files.keep_if(plot_cluster(files.stage("cluster.png"), spec, res), "cluster.png", m.files);
   files.write("manifest.yaml", output::to_yaml(m));
   files.commit();
   if (!o.quiet) {

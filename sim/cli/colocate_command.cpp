@@ -181,12 +181,7 @@ int colocate_command(const ColocateOptions& o) {
   m.fields = {{"scalepoint_version", SCALEPOINT_VERSION}, {"scenario_name", spec.name}, {"scenario_file", spec.file}};
   m.overrides = o.overrides;
   m.files = {"summary.csv", "jobs.csv", "manifest.yaml"};
-  const bool plotted = plot_colocation(files.stage("colocation.png"), spec, points);
-  if (plotted) {
-    m.files.push_back("colocation.png");
-  } else {
-    files.drop("colocation.png");
-  }
+  const bool plotted = files.keep_if(plot_colocation(files.stage("colocation.png"), spec, points), "colocation.png", m.files);
   files.write("manifest.yaml", output::to_yaml(m));
   files.commit();
   if (!o.quiet) {

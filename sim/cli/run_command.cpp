@@ -119,13 +119,10 @@ int run_command(const RunOptions& o) {
     m.files.push_back(name);
   }
   const fs::path png = files.stage("scaling.png");
-  const bool plotted = output::plot_scaling(
-      png, table, fmt::format("{} on {} ({})", spec.workload.name, spec.platform.name, spec.platform.accelerator.name));
-  if (plotted) {
-    m.files.push_back("scaling.png");
-  } else {
-    files.drop("scaling.png");
-  }
+  const bool plotted = files.keep_if(
+      output::plot_scaling(png, table,
+                           fmt::format("{} on {} ({})", spec.workload.name, spec.platform.name, spec.platform.accelerator.name)),
+      "scaling.png", m.files);
   files.write("manifest.yaml", output::to_yaml(m));
   files.commit();
 

@@ -125,4 +125,13 @@ void StagedFiles::commit() {
   committed_ = true;
 }
 
+bool StagedFiles::keep_if(bool made, const std::string& name, std::vector<std::string>& listed) {
+  if (made) {
+    listed.push_back(name);
+  } else {
+    drop(name);
+  }
+  return made;
+}
+
 }  // namespace sp::output

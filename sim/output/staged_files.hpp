@@ -28,6 +28,8 @@ class StagedFiles {
   void write(const std::string& name, const std::string& content);
   /// Forgets a staged file (e.g. a plot that could not be made) and removes its temporary.
   void drop(const std::string& name);
+  /// A staged plot: kept and added to `listed` (a manifest's files) when `made`, else dropped.
+  bool keep_if(bool made, const std::string& name, std::vector<std::string>& listed);
   /// Renames every staged file into place.
   void commit();
 
