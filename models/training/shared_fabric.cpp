@@ -99,6 +99,7 @@ std::vector<std::vector<int>> place_jobs(Placement policy, const std::vector<int
                                  static_cast<long long>(leaves) * nodes_per_leaf));
   }
   std::vector<std::vector<int>> out;
+  if (policy == Placement::listed) throw std::logic_error("place_jobs: listed placements come from the scenario");
   if (policy == Placement::random) {
     // Every node slot by its leaf, shuffled (Fisher-Yates on our own generator: the same
     // placement on every machine), then dealt to the jobs in order.

@@ -54,7 +54,7 @@ FabricRun run_shared_fabric(const Platform& platform, int leaves, const std::vec
 /// packed fills leaves in order, job after job; spread deals each job's nodes round the leaves
 /// that have room, one at a time; random gives each job free nodes drawn uniformly (a scheduler
 /// that ignores the fabric), from `seed`. Throws ModelError when the jobs do not fit.
-enum class Placement { packed, spread, random };
+enum class Placement { packed, spread, random, listed };  // listed: the scenario's node lists (cluster.hpp)
 std::vector<std::vector<int>> place_jobs(Placement policy, const std::vector<int>& job_nodes, int leaves,
                                          int nodes_per_leaf, std::uint64_t seed = 0);
 

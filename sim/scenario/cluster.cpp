@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <cstdlib>
 #include <set>
 
 #include "models/training/step_model.hpp"
@@ -17,6 +18,7 @@ const char* placement_name(models::Placement p) {
     case models::Placement::packed: return "packed";
     case models::Placement::spread: return "spread";
     case models::Placement::random: return "random";
+    case models::Placement::listed: return "explicit";
   }
   return "?";
 }
@@ -36,8 +38,10 @@ models::Placement parse_placement(const config::ConfigNode& n) {
   if (v == "packed") return models::Placement::packed;
   if (v == "spread") return models::Placement::spread;
   if (v == "random") return models::Placement::random;
+  if (v == "explicit") return models::Placement::listed;
   n.fail("unknown placement '" + v + "'",
-         "valid: packed (fill leaves in order), spread (deal nodes round the leaves), random (free nodes drawn from seed)");
+         "valid: packed (fill leaves in order), spread (deal nodes round the leaves), random (free nodes drawn from "
+         "seed), explicit (each job's `nodes`)");
 }
 
 }  // namespace
@@ -96,11 +100,12 @@ ClusterSpec load_cluster(const std::string& file, const std::vector<config::Over
 
   const config::ConfigNode list = root.at("jobs");
   std::set<std::string> names;
+  std::set<int> taken;  // nodes listed by the jobs so far
   const int per_node = s.platform.accelerators_per_node();
   for (const config::ConfigNode& j : list.elements()) {
     j.expect_only({"name", "workload", "accelerators", "batch", "parallelism", "launch", "calibration", "samples",
-                   "seed", "start"});
-    ClusterJobSpec job{scenario_from_node(j, platform, file, catalog), Duration::zero()};
+                   "seed", "start", "nodes"});
+    ClusterJobSpec job{scenario_from_node(j, platform, file, catalog), Duration::zero(), {}};
     if (!names.insert(job.scenario.name).second) j.at("name").fail("job name '" + job.scenario.name + "' appears twice");
     job.scenario.fidelity = models::Fidelity::flow;  // what the jobs share is only seen in flows
     job.scenario.platform.topology = s.platform.topology;  // the fabric as set above
@@ -110,6 +115,28 @@ ClusterSpec load_cluster(const std::string& file, const std::vector<config::Over
       if (n % per_node != 0) {
         counts.fail(fmt::format("{} accelerators is not a whole number of {}-accelerator nodes; jobs on a cluster "
                                 "hold whole nodes", n, per_node));
+      }
+    }
+    if (auto list = j.find("nodes")) {
+      // Node numbers or ranges "a-b" (inclusive), each a node of the cluster, none twice.
+      for (const config::ConfigNode& e : list->elements()) {
+        const std::string v = e.as_string();
+        const auto dash = v.find('-');
+        const auto number = [&](const std::string& t) {
+          char* end = nullptr;
+          const long x = std::strtol(t.c_str(), &end, 10);
+          if (t.empty() || *end != '\0' || x < 0 || x >= static_cast<long>(s.leaves) * per_leaf) {
+            e.fail(fmt::format("'{}' is not a node of the cluster (0 to {})", v, static_cast<long>(s.leaves) * per_leaf - 1));
+          }
+          return static_cast<int>(x);
+        };
+        const int lo = number(dash == std::string::npos ? v : v.substr(0, dash));
+        const int hi = dash == std::string::npos ? lo : number(v.substr(dash + 1));
+        if (hi < lo) e.fail("a range must go up: " + v);
+        for (int x = lo; x <= hi; ++x) {
+          if (!taken.insert(x).second) e.fail(fmt::format("node {} is listed twice", x));
+          job.nodes.push_back(x);
+        }
       }
     }
     if (job.scenario.accelerators.size() > 1) {
@@ -122,6 +149,16 @@ ClusterSpec load_cluster(const std::string& file, const std::vector<config::Over
     s.jobs.push_back(std::move(job));
   }
   if (s.jobs.empty()) list.fail("needs at least one job");
+  if (std::find(s.placements.begin(), s.placements.end(), models::Placement::listed) != s.placements.end()) {
+    const auto items = list.elements();
+    for (std::size_t j = 0; j < s.jobs.size(); ++j) {
+      const int most = *std::max_element(s.jobs[j].scenario.accelerators.begin(), s.jobs[j].scenario.accelerators.end());
+      if (static_cast<int>(s.jobs[j].nodes.size()) < most / per_node) {
+        items[j].fail(fmt::format("the explicit placement needs {} nodes of job '{}' (`nodes`), {} are listed",
+                                  most / per_node, s.jobs[j].scenario.name, s.jobs[j].nodes.size()));
+      }
+    }
+  }
   for (std::size_t k = 0; k < s.sizes().size(); ++k) {
     long long nodes = 0;
     for (std::size_t j = 0; j < s.jobs.size(); ++j) nodes += s.accelerators(j, k) / per_node;
@@ -198,7 +235,16 @@ ClusterResult run_cluster(const ClusterSpec& spec, const std::function<void(int,
     for (std::size_t k = 0; k < sizes.size(); ++k) {
       std::vector<int> nodes;
       for (std::size_t j = 0; j < spec.jobs.size(); ++j) nodes.push_back(spec.accelerators(j, k) / per_node);
-      const auto where = models::place_jobs(placement, nodes, spec.leaves, per_leaf, spec.seed + k);
+      std::vector<std::vector<int>> where;
+      if (placement == models::Placement::listed) {
+        for (std::size_t j = 0; j < spec.jobs.size(); ++j) {  // its first nodes at this point's size
+          std::vector<int> on(static_cast<std::size_t>(spec.leaves), 0);
+          for (int n = 0; n < nodes[j]; ++n) ++on[static_cast<std::size_t>(spec.jobs[j].nodes[static_cast<std::size_t>(n)] / per_leaf)];
+          where.push_back(std::move(on));
+        }
+      } else {
+        where = models::place_jobs(placement, nodes, spec.leaves, per_leaf, spec.seed + k);
+      }
       Point pt;
       pt.graphs.reserve(spec.jobs.size());
       std::vector<ClusterJobRow> rows;

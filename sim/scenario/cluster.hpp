@@ -25,6 +25,7 @@ namespace sp {
 struct ClusterJobSpec {
   ScenarioSpec scenario;  // its workload, batch, layouts and counts on the cluster's platform
   Duration start;         // when its first step starts in the window
+  std::vector<int> nodes;  // for the `explicit` placement: its nodes (leaf = node / nodes_per_leaf), first ones used
 };
 
 struct ClusterSpec {

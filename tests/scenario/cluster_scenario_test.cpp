@@ -68,6 +68,21 @@ TEST(ClusterScenario, SpreadJobsShareUplinksThatPackedJobsDoNot) {
     EXPECT_GT(res.rows[i].busiest_uplink, 0);
   }
   EXPECT_FALSE(res.timeline.empty());
+  // Listed nodes: job a on nodes 0-7 (leaves 0-3), b on 8-15 (leaves 4-7) is the packed case;
+  // interleaved (a on even nodes, b on odd) the spread one, to the ps.
+  const auto listed = [&](const std::string& a, const std::string& b) {
+    const std::string text = kPlatform + "name: two\nfabric: {leaves: 8, nodes_per_leaf: 2, oversubscription: 8}\n"
+                             "placement: explicit\nsteps: 5\njobs:\n"
+                             "  - {name: a, workload: stable_diffusion, accelerators: [64], batch: {typical: true}, nodes: " + a + "}\n"
+                             "  - {name: b, workload: stable_diffusion, accelerators: [64], batch: {typical: true}, start: \"5 ms\", nodes: " + b + "}\n";
+    return run_cluster(load_cluster(write("listed", text), {}, catalog()));
+  };
+  const ClusterResult apart = listed("[0-7]", "[\"8-15\"]");
+  const ClusterResult mixed = listed("[0, 2, 4, 6, 8, 10, 12, 14]", "[1, 3, 5, 7, 9, 11, 13, 15]");
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(apart.rows[i].step_together.ps(), res.rows[i].step_together.ps());
+    EXPECT_EQ(mixed.rows[i].step_together.ps(), res.rows[i + 2].step_together.ps());
+  }
 }
 
 TEST(ClusterScenario, BadInputIsRefusedAtItsKey) {
@@ -83,6 +98,14 @@ TEST(ClusterScenario, BadInputIsRefusedAtItsKey) {
        "4 accelerators is not a whole number of 8-accelerator nodes"},
       {kPlatform + "name: x\nfabric: {leaves: 8}\nplacement: scattered\n" + job, "placement: unknown placement 'scattered'"},
       {kPlatform + "name: x\nfabric: {leaves: 8, oversubscription: 0.5}\n" + job, "fabric.oversubscription: must be between 1"},
+      {kPlatform + "name: x\nfabric: {leaves: 8, nodes_per_leaf: 2}\nplacement: explicit\n" + job,
+       "the explicit placement needs 8 nodes of job 'b' (`nodes`), 0 are listed"},
+      {kPlatform + "name: x\nfabric: {leaves: 8, nodes_per_leaf: 2}\njobs:\n  - {name: b, workload: bert, accelerators: [64], "
+                   "batch: {typical: true}, nodes: [0-7, 7]}\n",
+       "node 7 is listed twice"},
+      {kPlatform + "name: x\nfabric: {leaves: 8, nodes_per_leaf: 2}\njobs:\n  - {name: b, workload: bert, accelerators: [64], "
+                   "batch: {typical: true}, nodes: [0-16]}\n",
+       "'0-16' is not a node of the cluster (0 to 15)"},
       {kPlatform + "name: x\nfabric: {leaves: 8}\n" + "jobs:\n  - {name: b, workload: bert, accelerators: [64], batch: {typical: true}, bogus: 1}\n",
        "bogus"},
   };
