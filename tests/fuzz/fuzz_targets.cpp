@@ -20,6 +20,7 @@
 #include "sim/config/csv.hpp"
 #include "sim/config/loader.hpp"
 #include "sim/core/error.hpp"
+#include "sim/scenario/cluster.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
@@ -57,9 +58,13 @@ const fs::path& scratch() {
 }
 
 void run(const std::string& text) {
-#if SP_FUZZ_TARGET == 1  // scenario files: includes, --set, the whole check of load_scenario
+#if SP_FUZZ_TARGET == 1  // scenario files: includes, --set, the whole check of load_scenario (load_cluster with a fabric)
   const fs::path f = as_file(text, "scenario.yaml");
-  load_scenario(f.string(), overrides_of(text), catalog());
+  if (text.rfind("fabric:", 0) == 0 || text.find("\nfabric:") != std::string::npos) {
+    load_cluster(f.string(), overrides_of(text), catalog());
+  } else {
+    load_scenario(f.string(), overrides_of(text), catalog());
+  }
 #elif SP_FUZZ_TARGET == 2  // platform, hardware and workload files
   const config::ConfigNode n = config::load_string(text, "fuzz.yaml");
   if (n.find("scale_up") && n.find("protocols")) {
