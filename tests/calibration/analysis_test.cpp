@@ -16,7 +16,7 @@ std::vector<MlperfResult> v41() {
 }  // namespace
 
 // The study's Table I (systems with a score / reference accelerators / reference minutes). It
-// printed 28 BERT systems and 60.52 for Stable Diffusion; README "Analysis" says why the data
+// printed 28 BERT systems and 60.52 for Stable Diffusion; calibration/README.md "Analysis" says why the data
 // differs.
 TEST(Analysis, TableOneOnV41) {
   const auto a = analyze_efficiency(v41(), std::nullopt, 1);

@@ -115,7 +115,7 @@ TEST(Calibrate, TheCommittedParametersComeFromTheCommittedData) {
   same_levels(fit.calibration.stacks, committed.stacks, "stack");
   same_levels(fit.calibration.families, committed.families, "family");
   same_levels(fit.calibration.kinds, committed.kinds, "kind");
-  // In-sample accuracy as README "Calibration" states it.
+  // In-sample accuracy as calibration/README.md states it.
   const ErrorSummary& all = fit.in_sample.summary("all");
   EXPECT_LT(all.median_ape, 7.0);
   EXPECT_LT(all.p90_ape, 19.0);

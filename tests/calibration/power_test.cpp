@@ -46,7 +46,7 @@ TEST(PowerFit, TheCommittedParametersComeFromTheCommittedData) {
       config::load_file(std::string(SP_SOURCE_DIR) + "/calibration/params/power_v4.1.yaml"));
   EXPECT_NEAR(fit.calibration.compute_fraction, committed.compute_fraction, 5e-5);
   EXPECT_EQ(fit.at_bound, committed.compute_fraction >= 1.0);
-  // Dell's 64 H100 (Llama2-70B LoRA), as README "Energy" states it: the fraction at its bound of
+  // Dell's 64 H100 (Llama2-70B LoRA), as scenarios/README.md "Energy" states it: the fraction at its bound of
   // 1 (the model's run waits 28 % of the time, in evaluation steps, where the measured power says
   // the GPUs are busier), the node power 2 % low, the energy per run within the 10 %,
   // and energy = power x time (to the rounding of the published figures).

@@ -25,7 +25,7 @@ using testing::v41;
 // leaving the kind out moves each prediction from the one calibrated with every row: the time
 // model's own error on a row (Azure's 512 H200 on Llama: -16 % in sample, a mid-scale step the
 // model makes too fast) is the same with or without the kind and is what the validation tables
-// report (README "Calibration and accuracy").
+// report (calibration/README.md).
 void expect_left_out_kind(const std::string& kind, const std::string& source, double tolerance,
                           int large = std::numeric_limits<int>::max(), double large_tolerance = 0) {
   const PlatformCatalog platforms(catalog());

@@ -11,7 +11,7 @@ namespace sp::models {
 using testing::shipped_workload;
 
 // Expected values: column rcp_mean_to_converge of calibration/data/mlperf/results_v4.1.csv, which
-// re-implements mlperf_logging's rcp_checker (README "Independent RCP cross-check").
+// re-implements mlperf_logging's rcp_checker (calibration/README.md).
 TEST(Convergence, MatchesTheRcpCheckerOnV41Submissions) {
   const Workload bert = shipped_workload("bert");
   EXPECT_NEAR(samples_to_converge(bert, 768).mean_samples, 2443933.538, 1e-3);    // interpolated 448..4608

@@ -29,7 +29,7 @@ TEST(ChunkFidelity, RingOnOneTierIsTheTextbookFormExactly) {
 // simulation agrees with them within 2 % for rings at every size and scale, and for trees where
 // latency or bandwidth dominates (up to 8 KiB, from 1 GiB). Between those the closed form's
 // pipeline fill is cruder than the simulation, which overlaps the two trees and hides part of
-// the per-hop latency behind the stream: up to 20 % apart (README, "Fidelities").
+// the per-hop latency behind the stream: up to 20 % apart (models/README.md, "Fidelities").
 TEST(Fidelities, AgreeOnAnIdleNetwork) {
   for (const char* name : {"dgx_h100", "a100_pcie_2gpu"}) {
     const Platform p = testing::shipped_platform(name);

@@ -74,6 +74,26 @@ TEST(Cli, TheCommittedGoodputPlanIsCurrentAndItsRunsAreTimelines) {
   EXPECT_FALSE(fs::exists(quiet / "run_timeline_N64.json"));
 }
 
+TEST(Cli, TheReadmesExampleIsWhatRunPrints) {
+  // The README's first example (its table rows) must be what `run` prints today: a model change
+  // that moves them must update the README.
+  const std::string readme = slurp(std::string(SP_SOURCE_DIR) + "/README.md");
+  const std::string start = "$ build/scalepoint run scenarios/bert.yaml\n";
+  const auto from = readme.find(start);
+  ASSERT_NE(from, std::string::npos);
+  const std::string block = readme.substr(from + start.size(), readme.find("```", from) - from - start.size());
+  const RunResult r = run("run " + scenario("bert") + " --no-timelines --out " + fresh_dir("readme").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  int rows = 0;
+  std::istringstream lines(block);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line.find("...") != std::string::npos || line.rfind("wrote ", 0) == 0) continue;
+    ++rows;
+    EXPECT_NE(r.output.find(line + "\n"), std::string::npos) << "README line not printed by run:\n" << line;
+  }
+  EXPECT_GE(rows, 4);  // the header, the column names and at least two counts
+}
+
 TEST(Cli, TheCommittedClusterResultsAreCurrentAndAWindowHoldsEveryJob) {
   // The README's shared-fabric table and plot come from results/clusters/shared_fat_tree.
   const fs::path out = fresh_dir("cluster");

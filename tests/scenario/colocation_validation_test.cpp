@@ -96,7 +96,7 @@ output::Table expect_bench(const std::string& name, std::size_t rows, double tol
 // the A100, MPS and MIG on the A100 within the stated 20 % (fused +13 to -10 %: HFTA's job,
 // pointnet_cls_hfta.yaml, has Linear layers fused into batched GEMMs, no transposes).
 // Time slicing (published ~1.0x) and MPS on the V100 (~1.1x) are not reproduced (the model gives
-// 1.5-2.2x): README "Co-location" says why; the rows stay in the table, the model above them.
+// 1.5-2.2x): scenarios/README.md "Co-location" says why; the rows stay in the table, the model above them.
 TEST(ColocationValidation, FusedMpsAndMigWithinToleranceTimeSlicingAbove) {
   const output::Table t = validate_colocation(kPublished, catalog());
   ASSERT_EQ(t.rows(), 26u);
