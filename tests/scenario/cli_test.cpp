@@ -426,6 +426,8 @@ TEST(Cli, HostileInputExitsWithTwoNotACrashAHangOrAWriteElsewhere) {
       {"run " + scenario("bert") + " -q --set calibration=" + dir.string(), "calibration: not a regular file: "},
       {"predict --out " + dir.string() + " --systems " + src + "/calibration/data/mlperf/results_v4.1.csv",
        "exists and is not a regular file"},
+      {"calibrate network --input " + file("m.csv", "x\n1\n") + " --base nosuch --out " + (dir / "n.yaml").string(),
+       "--base: unknown platform 'nosuch'"},
       // A table with a header and nothing under it: refused, not answered with empty results.
       {"predict --out " + (dir / "p.csv").string() + " --systems " + file("empty_systems.csv", systems),
        "empty_systems.csv:1: has a header but no data rows"},
