@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   coll_cmd->add_option("--op", coll.op, "all_reduce | reduce_scatter | all_gather | broadcast | all_to_all")
       ->capture_default_str();
-  coll_cmd->add_option("--gpus,-n", coll.gpus, "ranks in the collective")->capture_default_str();
+  coll_cmd->add_option("--gpus,-n", coll.gpus, "ranks in the collective")->capture_default_str()->check(CLI::Range(1, 1000000000));
   coll_cmd->add_option("--bytes,-b", coll.bytes, "size range MIN:MAX, e.g. 8B:8GiB")->capture_default_str();
   coll_cmd->add_option("--factor,-f", coll.factor, "size step factor")->capture_default_str();
   coll_cmd->add_option("--algo", coll.algorithm, "auto | ring | tree | nvls | sharp | hierarchical | halving_doubling")
