@@ -2,6 +2,7 @@
 // parses arguments, prints, and maps errors to exit codes (0 ok, 1 model/internal error, 2 bad
 // input). No other code in the project decides how the process ends.
 #include <algorithm>
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -23,8 +24,18 @@ int main(int argc, char** argv) {
   // rather than the default SIGXFSZ that kills the process mid-row.
   std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"scalepoint: discrete-event simulator of multi-GPU training scaling"};
-  // Seeds are non-negative 64-bit integers (a negative one would wrap silently).
-  const CLI::Range kSeedRange(0LL, std::numeric_limits<long long>::max());
+  // Seeds are non-negative 64-bit integers: checked on the text, since a negative one would wrap
+  // and one past 2^63 - 1 would be clamped to it silently by the conversion.
+  const CLI::Validator kSeedRange(
+      [](const std::string& text) -> std::string {
+        long long v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || end != text.data() + text.size() || v < 0) {
+          return "a seed is an integer from 0 to " + std::to_string(std::numeric_limits<long long>::max()) + ", not " + text;
+        }
+        return {};
+      },
+      "SEED");
   app.set_version_flag("--version", std::string(SCALEPOINT_VERSION));
   app.require_subcommand(1);
 
