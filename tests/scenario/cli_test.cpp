@@ -429,6 +429,8 @@ TEST(Cli, HostileInputExitsWithTwoNotACrashAHangOrAWriteElsewhere) {
       {"calibrate network --input " + file("m.csv", "x\n1\n") + " --base nosuch --out " + (dir / "n.yaml").string(),
        "--base: unknown platform 'nosuch'"},
       {"collective --gpus 2000000000", "--gpus: Value 2000000000 not in range 1 to 1000000000"},
+      {"run " + scenario("bert") + " -q --set name=" + std::string(5000, 'a'),
+       "name: is 5000 characters long; at most 200 (it names the output folder)"},
       {"run " + scenario("bert") + " -q --seed 100000000000000000000",
        "--seed: a seed is an integer from 0 to 9223372036854775807, not 100000000000000000000"},
       // A table with a header and nothing under it: refused, not answered with empty results.
