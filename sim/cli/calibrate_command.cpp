@@ -73,6 +73,13 @@ int calibrate_power_command(const CalibratePowerOptions& o) {
   const calibration::PlatformCatalog platforms(catalog);
   const std::string text = config::read_text_file(o.data);
   const auto rows = calibration::read_power_results(config::CsvTable(text, o.data));
+  // A row the model cannot name is the file's fault, at its line: not "cannot simulate".
+  for (const calibration::PowerResult& r : rows) {
+    if (!catalog.find_workload(r.system.benchmark)) {
+      throw InputError({o.data, r.system.line, 0}, "benchmark", "unknown benchmark '" + r.system.benchmark + "'",
+                       "valid: the benchmarks of models/workloads (build/scalepoint list workloads)");
+    }
+  }
   const calibration::SystemModelInputs inputs{catalog, platforms, models::default_calibration(), 0, 1};
   const calibration::PowerFit fit = calibration::fit_power(rows, inputs, models::PowerCalibration{});
   const std::string command = "build/scalepoint calibrate power --data " + o.data + " --out " + o.out;

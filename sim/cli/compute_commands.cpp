@@ -75,6 +75,13 @@ int calibrate_compute_command(const CalibrateComputeOptions& o) {
                      "no hardware file in models/hardware names '" + name + "'",
                      "pass --accelerator with a catalog name or alias (scalepoint list accelerators)");
   }
+  if (m.gemms.empty()) {  // the inputs' fault, not the model's: say which files
+    std::string files;
+    for (const std::string& f : o.inputs) files += (files.empty() ? "" : ", ") + f;
+    throw InputError(SourceLocation{o.inputs.front(), 0, 0}, "",
+                     "no GEMM rows in " + files + (m.untimed_gemms > 0 ? " (only GEMMs of the first bench version, not graph-timed)" : ""),
+                     "measure with build/scalepoint-gpu-bench (calibration/README.md, \"Measuring a GPU\")");
+  }
   const calibration::KernelFit fit = calibration::fit_kernel_costs(m, *accel);
   const models::KernelCosts& c = fit.accelerator.compute;
   std::printf("%s: %d units, tile %dx%d, kernel latency %.3f us%s, memory efficiency %.3f\n", accel->name.c_str(),

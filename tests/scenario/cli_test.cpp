@@ -429,6 +429,26 @@ TEST(Cli, HostileInputExitsWithTwoNotACrashAHangOrAWriteElsewhere) {
       {"calibrate network --input " + file("m.csv", "x\n1\n") + " --base nosuch --out " + (dir / "n.yaml").string(),
        "--base: unknown platform 'nosuch'"},
       {"collective --gpus 2000000000", "--gpus: Value 2000000000 not in range 1 to 1000000000"},
+      {"calibrate compute --accelerator H100-SXM5-80GB --out " + (dir / "frag.yaml").string() + " --input " +
+           file("nogemm.csv", [&] {  // the committed H100 measurements without their GEMM rows
+             std::ifstream in(src + "/calibration/data/gpu/h100/gpu_bench.csv");
+             std::string out;
+             for (std::string line; std::getline(in, line);) {
+               if (line.find("gemm") == std::string::npos) out += line + "\n";
+             }
+             return out;
+           }()),
+       "nogemm.csv: no GEMM rows in"},
+      {"calibrate power --out " + (dir / "pw.yaml").string() + " --data " +
+           file("power.csv", [&] {
+             std::ifstream in(src + "/calibration/data/mlperf/power_v4.1.csv");
+             std::string header, row;
+             std::getline(in, header);
+             std::getline(in, row);
+             const auto a = row.find(','), b = row.find(',', a + 1);  // benchmark is the second column
+             return header + "\n" + row.substr(0, a + 1) + "nosuch" + row.substr(b) + "\n";
+           }()),
+       "power.csv:2: benchmark: unknown benchmark 'nosuch'"},
       {"run " + scenario("bert") + " -q --set name=" + std::string(5000, 'a'),
        "name: is 5000 characters long; at most 200 (it names the output folder)"},
       {"run " + scenario("bert") + " -q --seed 100000000000000000000",
