@@ -121,6 +121,14 @@ SweepSpec load_sweep(const std::string& file) {
   const config::ConfigNode base = root.at("base");
   s.base_file = (std::filesystem::path(file).parent_path() / base.as_string()).lexically_normal().string();
   if (!config::exists_quietly(s.base_file)) base.fail("no such scenario: " + s.base_file);
+  // The base is a scenario, never the sweep itself (every point would fail at the sweep's keys).
+  std::error_code ec;
+  const auto self = std::filesystem::weakly_canonical(file, ec);
+  const auto is_self = [&](const std::string& other) {
+    std::error_code e;
+    return !ec && std::filesystem::weakly_canonical(other, e) == self && !e;
+  };
+  if (is_self(s.base_file)) base.fail("names this sweep file itself; base is the scenario the sweep varies");
 
   // Point ids are ints, and a point costs a row of memory while it waits to be written in order.
   if (auto m = root.find("max_points")) s.max_points = m->as_count(100'000'000);
@@ -185,6 +193,7 @@ SweepSpec load_sweep(const std::string& file) {
     if (bases.insert(s.base_of(p)).second && !config::exists_quietly(s.base_of(p))) {
       axes.fail("point " + std::to_string(p.id) + " names a scenario that does not exist: " + s.base_of(p));
     }
+    if (is_self(s.base_of(p))) axes.fail("point " + std::to_string(p.id) + " names this sweep file itself as its base");
   }
   if (auto report = root.find("report")) {
     report->expect_only({"gpu_hour", "deadline"});

@@ -429,6 +429,9 @@ TEST(Cli, HostileInputExitsWithTwoNotACrashAHangOrAWriteElsewhere) {
       {"calibrate network --input " + file("m.csv", "x\n1\n") + " --base nosuch --out " + (dir / "n.yaml").string(),
        "--base: unknown platform 'nosuch'"},
       {"collective --gpus 2000000000", "--gpus: Value 2000000000 not in range 1 to 1000000000"},
+      {"sweep --out " + (dir / "sw").string() + " " +
+           file("self.yaml", "name: self\nbase: self.yaml\naxes:\n  - grid:\n      accelerators: [[8], [16]]\n"),
+       "self.yaml:2:7: base: names this sweep file itself"},
       {"calibrate compute --accelerator H100-SXM5-80GB --out " + (dir / "frag.yaml").string() + " --input " +
            file("nogemm.csv", [&] {  // the committed H100 measurements without their GEMM rows
              std::ifstream in(src + "/calibration/data/gpu/h100/gpu_bench.csv");
