@@ -1,5 +1,6 @@
 #include "sim/config/csv.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -16,6 +17,11 @@ CsvTable::CsvTable(const std::string& input, std::string file) : file_(std::move
   const std::string_view bom = "\xEF\xBB\xBF";
   const std::string_view text =
       std::string_view(input).substr(std::string_view(input).starts_with(bom) ? bom.size() : 0);
+  // A NUL is no text: a name read up to it would be another name than the file holds.
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+    const int at = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n'));
+    throw InputError(SourceLocation{file_, at, 0}, "", "holds a NUL byte; a CSV file is text");
+  }
   std::vector<std::string> row;
   std::string field;
   bool quoted = false;

@@ -6,13 +6,20 @@
 namespace sp::config {
 
 TEST(Csv, AControlCharacterInACellIsShownNotPrinted) {
-  // An error message is one terminal line: a NUL, newline or escape from the input shows as \xNN.
-  const CsvTable t(std::string("a\n\"x\ny\033z\0\"\n", 11), "c.csv");  // 11 bytes: the NUL is inside
+  // An error message is one terminal line: a newline or escape from the input shows as \xNN.
+  const CsvTable t(std::string("a\n\"x\ny\033z\"\n", 10), "c.csv");
   try {
     t.number(0, "a");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "c.csv:2: a: \"x\\x0ay\\x1bz\\x00\" is not a number");
+    EXPECT_STREQ(e.what(), "c.csv:2: a: \"x\\x0ay\\x1bz\" is not a number");
+  }
+  // A NUL is refused where it stands: a name read up to it would be another name.
+  try {
+    const CsvTable nul(std::string("a\n\"x\ny\033z\0\"\n", 11), "c.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "c.csv:3: holds a NUL byte; a CSV file is text");
   }
 }
 

@@ -429,6 +429,8 @@ TEST(Cli, HostileInputExitsWithTwoNotACrashAHangOrAWriteElsewhere) {
       {"calibrate network --input " + file("m.csv", "x\n1\n") + " --base nosuch --out " + (dir / "n.yaml").string(),
        "--base: unknown platform 'nosuch'"},
       {"collective --gpus 2000000000", "--gpus: Value 2000000000 not in range 1 to 1000000000"},
+      {"predict --out " + (dir / "p.csv").string() + " --systems " + file("nul.csv", systems + std::string("be\0rt", 5) + ",x,8,1,8,\n"),
+       "nul.csv:2: holds a NUL byte; a CSV file is text"},
       {"sweep --out " + (dir / "sw").string() + " " +
            file("self.yaml", "name: self\nbase: self.yaml\naxes:\n  - grid:\n      accelerators: [[8], [16]]\n"),
        "self.yaml:2:7: base: names this sweep file itself"},
