@@ -163,6 +163,7 @@ std::vector<Measurement> parse_nccl_text(const std::string& text, const std::str
   std::vector<Measurement> out;
   std::optional<bool> header_root;  // from the column header: does the table have a root column?
   std::set<int> rank_ids;
+  int highest_line = 0;  // the line of the highest rank
   std::set<std::string> hosts;
   std::optional<std::string> program_op;
   const std::vector<std::string> lines = lines_of(text);
@@ -173,7 +174,10 @@ std::vector<Measurement> parse_nccl_text(const std::string& text, const std::str
       if (std::find(t.begin(), t.end(), "redop") != t.end()) {
         header_root = std::find(t.begin(), t.end(), "root") != t.end();
       } else if (t.size() >= 2 && t[0] == "Rank" && is_uint(t[1])) {
-        if (t[1].size() < 7) rank_ids.insert(std::stoi(t[1]));
+        if (t[1].size() >= 7) fail(name, ln, "rank " + t[1] + " is beyond any measured job (at most 999999)");
+        const int id = std::stoi(t[1]);
+        rank_ids.insert(id);
+        if (id == *rank_ids.rbegin()) highest_line = ln;
         const auto on = std::find(t.begin(), t.end(), "on");
         if (on != t.end() && on + 1 != t.end()) hosts.insert(*(on + 1));
       } else if (const auto at = body->find("Collective test starting:"); at != std::string::npos) {
@@ -201,7 +205,14 @@ std::vector<Measurement> parse_nccl_text(const std::string& text, const std::str
   const std::string op = resolve_op(d, program_op, name);
   int ranks = 0, nodes = d.nodes.value_or(0);
   if (!rank_ids.empty()) {
-    ranks = std::max(static_cast<int>(rank_ids.size()), *rank_ids.rbegin() + 1);
+    // nccl-tests prints a line for every rank, 0 to n - 1: a gap is a line missing or mistyped,
+    // and the rank count would follow the stray number.
+    if (static_cast<int>(rank_ids.size()) != *rank_ids.rbegin() + 1) {
+      fail(name, highest_line,
+           fmt::format("rank {} but only {} rank lines: nccl-tests prints one for each of ranks 0 to n - 1",
+                       *rank_ids.rbegin(), rank_ids.size()));
+    }
+    ranks = static_cast<int>(rank_ids.size());
     nodes = static_cast<int>(hosts.size());
   } else if (d.ranks) {
     ranks = *d.ranks;

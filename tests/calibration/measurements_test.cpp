@@ -108,6 +108,19 @@ TEST(Measurements, NcclTestsDgxH100EightRanks) {
   EXPECT_EQ(m[6].line, 22);
 }
 
+TEST(Measurements, NcclTestsRankLinesMustCoverEveryRank) {
+  // A stray "Rank 999999" line made a million-rank group of an 8-GPU node: nccl-tests prints one
+  // line for each of ranks 0 to n - 1, so a gap is refused at the highest rank's line.
+  std::string text = kDgx;
+  const std::string rank7 = "#  Rank  7 Group";
+  text.replace(text.find(rank7), rank7.size(), "#  Rank 99 Group");
+  EXPECT_EQ(error_of(text, "dgx_h100.txt", given("all_reduce")),
+            "dgx_h100.txt:11: rank 99 but only 8 rank lines: nccl-tests prints one for each of ranks 0 to n - 1");
+  text.replace(text.find("#  Rank 99 Group"), 16, "#  Rank 9999999 Group");
+  EXPECT_EQ(error_of(text, "dgx_h100.txt", given("all_reduce")),
+            "dgx_h100.txt:11: rank 9999999 is beyond any measured job (at most 999999)");
+}
+
 TEST(Measurements, NcclTestsSrunLabelAndOpFromFileName) {
   const auto m = parse_measurements(kAws, "logs/all_reduce_perf.log", given(std::nullopt, 16, 2));
   expect_rows(m, {8, 1048576, 134217728, 1073741824, 17179869184.0}, {69.12, 123.2, 870.3, 4607.6, 66132});
