@@ -23,6 +23,7 @@ void print(const char* title, const calibration::ValidationReport& rep) {
 int calibrate_mlperf_command(const CalibrateOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   const calibration::PlatformCatalog platforms(catalog);
+  output::refuse_output_over_input(o.out, {o.data, o.phases});
   const std::string text = config::read_text_file(o.data);
   auto rows = calibration::read_mlperf_results(config::CsvTable(text, o.data));
   calibration::require_times(rows, o.data);
@@ -71,6 +72,7 @@ int calibrate_mlperf_command(const CalibrateOptions& o) {
 int calibrate_power_command(const CalibratePowerOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   const calibration::PlatformCatalog platforms(catalog);
+  output::refuse_output_over_input(o.out, {o.data});
   const std::string text = config::read_text_file(o.data);
   const auto rows = calibration::read_power_results(config::CsvTable(text, o.data));
   // A row the model cannot name is the file's fault, at its line: not "cannot simulate".

@@ -151,6 +151,7 @@ int calibrate_network_command(const CalibrateNetworkOptions& o) {
   // Every path is checked before anything is fitted or written: a bad --base or --report is the
   // input's fault, not something to find after the fit printed its tables and wrote --out.
   const std::filesystem::path base = find_platform_file(o.base, {"--base", 0, 0});
+  output::refuse_output_over_input(o.out, o.inputs);
   std::optional<output::StagedFiles> report;
   if (!o.report_dir.empty()) report.emplace(o.report_dir, "--report");
   calibration::MeasurementDefaults defaults;

@@ -62,6 +62,7 @@ void write_report(const std::filesystem::path& dir, const calibration::KernelFit
 int calibrate_compute_command(const CalibrateComputeOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   calibration::ComputeMeasurements m;
+  output::refuse_output_over_input(o.out, o.inputs);
   std::vector<std::pair<std::string, std::string>> inputs;  // each read once: parsed and hashed
   for (const std::string& file : o.inputs) {
     const std::string text = config::read_text_file(file);

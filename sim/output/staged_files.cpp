@@ -134,4 +134,18 @@ bool StagedFiles::keep_if(bool made, const std::string& name, std::vector<std::s
   return made;
 }
 
+void refuse_output_over_input(const std::string& out, const std::vector<std::string>& inputs, const std::string& option) {
+  std::error_code ec;
+  const std::filesystem::path target = std::filesystem::weakly_canonical(out, ec);
+  if (ec) return;  // a path the system cannot resolve is reported where it is written
+  for (const std::string& in : inputs) {
+    std::error_code e;
+    if (std::filesystem::weakly_canonical(in, e) == target && !e) {
+      throw InputError(SourceLocation{option, 0, 0}, "",
+                       out + " is also an input (" + in + "): writing it would replace the data it is computed from",
+                       "name another file");
+    }
+  }
+}
+
 }  // namespace sp::output

@@ -14,6 +14,11 @@
 
 namespace sp::output {
 
+/// Refuses (InputError at `option`) an output file that is one of `inputs`: writing it would
+/// replace the data it was computed from.
+void refuse_output_over_input(const std::string& out, const std::vector<std::string>& inputs,
+                              const std::string& option = "--out");
+
 class StagedFiles {
  public:
   /// `option` names the folder in messages: the command-line option that gave it.

@@ -429,6 +429,9 @@ TEST(Cli, HostileInputExitsWithTwoNotACrashAHangOrAWriteElsewhere) {
       {"calibrate network --input " + file("m.csv", "x\n1\n") + " --base nosuch --out " + (dir / "n.yaml").string(),
        "--base: unknown platform 'nosuch'"},
       {"collective --gpus 2000000000", "--gpus: Value 2000000000 not in range 1 to 1000000000"},
+      {"calibrate network --input-op all_reduce --base dgx_h100 --input " + file("own.txt", "x\n") + " --out " +
+           (dir / "own.txt").string(),
+       "--out: " + (dir / "own.txt").string() + " is also an input"},
       {"predict --out " + (dir / "p.csv").string() + " --systems " + file("nul.csv", systems + std::string("be\0rt", 5) + ",x,8,1,8,\n"),
        "nul.csv:2: holds a NUL byte; a CSV file is text"},
       {"sweep --out " + (dir / "sw").string() + " " +
