@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "calibration/predict/naive_baseline.hpp"
 #include "models/training/layout_search.hpp"
 #include "sim/core/first_seen.hpp"
+#include "sim/core/parallel_for.hpp"
 #include "sim/core/quantile.hpp"
 
 namespace sp::calibration {
@@ -20,8 +22,20 @@ double minutes(Duration d) { return to_seconds(d) / 60.0; }
 
 }  // namespace
 
-output::Table predict_table(const config::CsvTable& input, const SystemModelInputs& inputs) {
+output::Table predict_table(const config::CsvTable& input, const SystemModelInputs& inputs,
+                            const std::function<void(std::size_t, std::size_t)>& progress) {
   const std::vector<MlperfResult> rows = read_mlperf_results(input);
+  // The catalog reads its files on first use: once, here, before the threads share it.
+  inputs.catalog.accelerators();
+  inputs.catalog.workloads();
+  std::vector<SystemPrediction> predicted(rows.size());
+  std::mutex lock;
+  std::size_t done = 0;
+  parallel_for(rows.size(), [&](std::size_t i) {
+    predicted[i] = predict_system(rows[i], inputs);
+    const std::lock_guard<std::mutex> g(lock);
+    if (progress) progress(++done, rows.size());
+  });
   output::Table t;
   for (const std::string& h : input.header()) {
     std::vector<std::string> cells;
@@ -34,8 +48,7 @@ output::Table predict_table(const config::CsvTable& input, const SystemModelInpu
   output::Column gbs{"predicted_global_batch", "samples", "global batch modelled", true, {}, {}};
   output::Column slower{"runner_up_slower", "1", "the next fastest layout's time to train / this one's - 1", false, {}, {}};
   std::vector<std::string> layout, basis, runner_up, status, message, source;
-  for (const MlperfResult& r : rows) {
-    const SystemPrediction p = predict_system(r, inputs);
+  for (const SystemPrediction& p : predicted) {
     const bool ok = p.status == "ok";
     time.values.push_back(ok ? minutes(p.estimate.time_to_train) : kNaN);
     p10.values.push_back(ok ? minutes(p.estimate.p10) : kNaN);

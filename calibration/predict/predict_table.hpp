@@ -3,6 +3,7 @@
 // the published times (absolute percentage error, coverage of [p10, p90]) by benchmark and scale.
 #pragma once
 
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -15,8 +16,11 @@ namespace sp::calibration {
 
 /// The input table plus predicted_time_to_train_min, p10_min, p90_min, predicted_global_batch,
 /// layout, software_efficiency_source, status (ok | error | out_of_memory) and message. Rows that cannot be modelled get
-/// status error; the others are still predicted.
-output::Table predict_table(const config::CsvTable& input, const SystemModelInputs& inputs);
+/// status error; the others are still predicted. Rows are predicted on every core (each from its
+/// own random streams, so the table does not depend on the thread count); `progress(done, total)`
+/// is called as rows finish, from any thread, one call at a time.
+output::Table predict_table(const config::CsvTable& input, const SystemModelInputs& inputs,
+                            const std::function<void(std::size_t, std::size_t)>& progress = nullptr);
 
 struct ValidationRow {
   MlperfResult row;

@@ -10,6 +10,7 @@
 #include "calibration/mlperf/calibrate.hpp"
 #include "calibration/predict/predict_table.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/sweep/sweep_runner.hpp"
 #include "sim/core/first_seen.hpp"
 #include "sim/output/plot.hpp"
 #include "sim/output/staged_files.hpp"
@@ -124,7 +125,11 @@ int predict_command(const PredictOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   const calibration::PlatformCatalog platforms(catalog);
   const config::CsvTable input = config::CsvTable::read_rows(o.systems);
-  const output::Table t = calibration::predict_table(input, inputs(catalog, platforms, o.samples, o.seed));
+  // A long table says how far it is (stderr, at most a few times a second).
+  Progress progress(static_cast<int>(input.rows()), 0, input.rows() < 200);
+  const output::Table t = calibration::predict_table(input, inputs(catalog, platforms, o.samples, o.seed),
+                                                     [&](std::size_t done, std::size_t) { progress.update(static_cast<int>(done)); });
+  progress.finish(static_cast<int>(input.rows()));
   std::filesystem::path out(o.out);
   output::StagedFiles files(out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path());
   files.write(out.filename().string(), output::to_csv(t));
