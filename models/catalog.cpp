@@ -189,4 +189,8 @@ Workload Catalog::workload(const config::ConfigNode& where) const {
   });
 }
 
+Platform parse_platform(const config::ConfigNode& node, const Catalog& catalog) {
+  return parse_platform(node, [&catalog](const config::ConfigNode& where) { return catalog.accelerator(where); });
+}
+
 }  // namespace sp::models

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/hardware/accelerator.hpp"
+#include "models/network/platform.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/config/config_node.hpp"
 
@@ -57,5 +58,8 @@ class Catalog {
   mutable std::optional<std::vector<Accelerator>> accelerators_;
   mutable std::optional<std::vector<Workload>> workloads_;
 };
+
+/// The platform a file describes, its accelerator looked up in `catalog`.
+Platform parse_platform(const config::ConfigNode& node, const Catalog& catalog);
 
 }  // namespace sp::models

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/mlperf/results.hpp"
+#include "calibration/predict/results.hpp"
 #include "sim/output/table.hpp"
 #include "sim/scenario/break_even.hpp"
 

@@ -2,7 +2,7 @@
 // (forward, input and weight gradient; convolutions as implicit GEMMs batched over their groups)
 // of one sample on one accelerator, with the dimension that grows with the per-accelerator batch
 // and the one tensor parallelism splits. Taken from the same expansion the compute model uses
-// (models/compute/ops.hpp), so the bench measures exactly the shapes the model looks up.
+// (models/workloads/ops.hpp), so the bench measures exactly the shapes the model looks up.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// `scalepoint calibrate compute`: an accelerator's kernel costs (models/compute/kernel_costs.hpp)
+// `scalepoint calibrate compute`: an accelerator's kernel costs (models/hardware/kernel_costs.hpp)
 // fitted to its measurements (compute_measurements.hpp):
 //  - per dtype, the GEMM mainloop efficiency_max (logit) and k_overhead (log), by
 //    Levenberg-Marquardt on log time over every measured GEMM of that dtype;

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/mlperf/results.hpp"
+#include "calibration/predict/results.hpp"
 #include "calibration/predict/system_model.hpp"
 
 namespace sp::calibration {

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/collective/kinds.hpp"
+#include "models/network/kinds.hpp"
 
 namespace sp::calibration {
 

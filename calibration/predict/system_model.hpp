@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "models/calibration.hpp"
-#include "calibration/mlperf/results.hpp"
+#include "calibration/predict/results.hpp"
 #include "models/catalog.hpp"
 #include "models/training/time_to_train.hpp"
 

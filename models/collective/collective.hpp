@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "models/collective/kinds.hpp"
+#include "models/network/kinds.hpp"
 #include "models/network/platform.hpp"
 #include "models/network/topology.hpp"
 #include "sim/core/time.hpp"

@@ -1,6 +1,6 @@
 // A small training job of the kind many of which share one GPU (hyper-parameter searches, k-fold
 // cross-validation, ensembles): models/small/*.yaml. Its forward ops use the MLPerf workloads'
-// vocabulary (models/compute/ops.hpp: GEMMs, convolutions, element-wise work), so the same
+// vocabulary (models/workloads/ops.hpp: GEMMs, convolutions, element-wise work), so the same
 // kernel-level cost model times them; backward and the optimizer follow from the ops and the
 // parameter count. Beside the GPU work, what a framework costs on the host: a dispatch per kernel
 // launch (PyTorch eager), host work per step (data loading not hidden, the loss read back), and
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "models/compute/ops.hpp"
+#include "models/workloads/ops.hpp"
 #include "models/hardware/accelerator.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/core/time.hpp"

@@ -16,15 +16,6 @@ Duration kernel_time(const Kernel& k, const Accelerator& a) {
   return Duration::zero();
 }
 
-namespace {
-Shard shard_for(const LayerGroup& l, Shard s) {
-  s.parameters = static_cast<double>(l.parameters);
-  s.trains_weights = l.trainable_parameters > 0;
-  s.backward = l.backward_pass;
-  return s;
-}
-}  // namespace
-
 LayerCompute layer_compute(const LayerGroup& l, const Workload& w, const Accelerator& a, Shard s,
                            const std::string& precision) {
   s = shard_for(l, s);
@@ -64,15 +55,5 @@ void dispatch_from_host(const std::vector<LayerCompute*>& layers, Duration dispa
   for (auto it = layers.rbegin(); it != layers.rend(); ++it) pass((*it)->backward);
 }
 
-Flops ops_flops(const LayerGroup& l, const Workload& w, Pass pass) {
-  Shard s;
-  s.tokens_per_sample = w.tokens_per_sample;
-  s = shard_for(l, s);
-  Flops f;
-  for (const Op& op : l.ops) {
-    for (const Kernel& k : expand(op, s, pass, w.precision)) f += k.model_flops;
-  }
-  return f;
-}
 
 }  // namespace sp::models

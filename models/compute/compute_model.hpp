@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "models/compute/launch.hpp"
-#include "models/compute/ops.hpp"
+#include "models/workloads/ops.hpp"
 #include "models/hardware/accelerator.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/core/time.hpp"
@@ -48,8 +48,5 @@ LayerCompute layer_compute(const LayerGroup& layer, const Workload& w, const Acc
 /// the device needs for it in that pipeline (at least its kernels, more where the host is
 /// behind). `layers` in forward order.
 void dispatch_from_host(const std::vector<LayerCompute*>& layers, Duration dispatch);
-
-/// Per sample, at the workload's sequence, no parallel split: the FLOPs the ops add up to.
-Flops ops_flops(const LayerGroup& layer, const Workload& w, Pass pass);
 
 }  // namespace sp::models

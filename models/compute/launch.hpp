@@ -15,6 +15,7 @@
 
 #include <vector>
 
+#include "models/hardware/host_dispatch.hpp"
 #include "sim/core/time.hpp"
 
 namespace sp::models {
@@ -32,10 +33,6 @@ struct IssueState {
   Duration device;  // the device has run everything so far
 };
 
-/// Host time per kernel of plain PyTorch eager (autocast, autograd, the dispatcher, the launch):
-/// measured, `scalepoint compute-check` fitted on BERT-large's 18 eager passes on an H100 host
-/// (calibration/data/gpu/h100/workloads.jsonl, PyTorch 2.11), held out on the Llama layer's.
-inline Duration eager_dispatch() { return nanoseconds(36700); }
 
 /// Dispatches and runs `runs` in order from `state`, with `dispatch` host time per kernel.
 void issue(IssueState& state, const std::vector<KernelRun>& runs, Duration dispatch);

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "models/compute/kernel_costs.hpp"
+#include "models/hardware/kernel_costs.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/core/units.hpp"
 
@@ -60,7 +60,7 @@ struct Accelerator {
   /// reference H100 (1), beyond what its kernel costs explain: a factor on compute time. Set by
   /// calibration (calibration/params), not by the file.
   double efficiency_scale = 1.0;
-  /// What its kernels cost (models/compute/kernel_costs.hpp): measured or estimated from its spec.
+  /// What its kernels cost (models/hardware/kernel_costs.hpp): measured or estimated from its spec.
   KernelCosts compute;
   std::optional<MigGeometry> mig;  // where it supports MIG
 

@@ -159,14 +159,15 @@ void parse_measured(const config::ConfigNode& n, Topology& topo) {
 
 }  // namespace
 
-Platform parse_platform(const config::ConfigNode& n, const Catalog& catalog) {
+Platform parse_platform(const config::ConfigNode& n,
+                        const std::function<Accelerator(const config::ConfigNode&)>& accelerator_of) {
   n.expect_only({"name", "site", "accelerator", "accelerators_per_node", "scale_up", "host", "scale_out", "protocols",
                  "algorithms", "compute_jitter", "gpu_speed_spread", "measured", "power",
                  "reliability"});  // read by the run-level model (models/goodput/reliability.hpp)
   Platform p;
   p.name = n.at("name").as_string();
   if (auto s = n.find("site")) p.site = s->as_string();
-  p.accelerator = catalog.accelerator(n.at("accelerator"));
+  p.accelerator = accelerator_of(n.at("accelerator"));
   int per_node = p.accelerator.typical_accelerators_per_node;
   if (auto a = n.find("accelerators_per_node")) per_node = a->as_count();
   p.topology.accelerators_per_node = per_node;

@@ -4,11 +4,11 @@
 
 #include <array>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <string>
 
-#include "models/catalog.hpp"
-#include "models/collective/kinds.hpp"
+#include "models/network/kinds.hpp"
 #include "models/hardware/accelerator.hpp"
 #include "models/network/topology.hpp"
 #include "sim/config/config_node.hpp"
@@ -65,6 +65,9 @@ struct Platform {
 
 /// Parses a platform mapping (see scenarios/platforms/*.yaml). Quantities missing from the
 /// tiers default to the accelerator's hardware file (scale-up link, typical node and NICs).
-Platform parse_platform(const config::ConfigNode& node, const Catalog& catalog);
+/// The platform a file describes; `accelerator_of` turns its `accelerator:` key into the
+/// accelerator (Catalog's overload, models/catalog.hpp, looks it up in models/hardware).
+Platform parse_platform(const config::ConfigNode& node,
+                        const std::function<Accelerator(const config::ConfigNode&)>& accelerator_of);
 
 }  // namespace sp::models

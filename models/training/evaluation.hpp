@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "models/training/parallelism.hpp"
+#include "models/workloads/parallelism.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/core/time.hpp"
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "models/hardware/accelerator.hpp"
-#include "models/training/parallelism.hpp"
+#include "models/workloads/parallelism.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/core/units.hpp"
 

@@ -22,7 +22,7 @@
 #include "models/collective/collective.hpp"
 #include "models/network/platform.hpp"
 #include "models/training/evaluation.hpp"
-#include "models/training/parallelism.hpp"
+#include "models/workloads/parallelism.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/core/time.hpp"
 

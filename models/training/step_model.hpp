@@ -21,7 +21,7 @@
 
 #include "models/collective/fidelity.hpp"
 #include "models/network/platform.hpp"
-#include "models/training/parallelism.hpp"
+#include "models/workloads/parallelism.hpp"
 #include "models/training/step_executor.hpp"
 #include "models/training/step_graph.hpp"
 #include "models/workloads/workload.hpp"

@@ -19,7 +19,7 @@
 #include "models/training/convergence.hpp"
 #include "models/training/evaluation.hpp"
 #include "models/training/memory.hpp"
-#include "models/training/parallelism.hpp"
+#include "models/workloads/parallelism.hpp"
 #include "models/training/step_model.hpp"
 #include "models/workloads/workload.hpp"
 

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "models/compute/compute_model.hpp"
+#include "models/hardware/host_dispatch.hpp"
 #include "models/workloads/transformer.hpp"
 
 namespace sp::models {
@@ -348,6 +348,24 @@ std::string unsupported_split(const Workload& w, int tp, int cp, int pp) {
     }
   }
   return "";
+}
+
+Shard shard_for(const LayerGroup& l, Shard s) {
+  s.parameters = static_cast<double>(l.parameters);
+  s.trains_weights = l.trainable_parameters > 0;
+  s.backward = l.backward_pass;
+  return s;
+}
+
+Flops ops_flops(const LayerGroup& l, const Workload& w, Pass pass) {
+  Shard s;
+  s.tokens_per_sample = w.tokens_per_sample;
+  s = shard_for(l, s);
+  Flops f;
+  for (const Op& op : l.ops) {
+    for (const Kernel& k : expand(op, s, pass, w.precision)) f += k.model_flops;
+  }
+  return f;
 }
 
 }  // namespace sp::models

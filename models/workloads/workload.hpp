@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "models/compute/ops.hpp"
-#include "models/training/parallelism.hpp"
+#include "models/workloads/ops.hpp"
+#include "models/workloads/parallelism.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/core/time.hpp"
 #include "sim/core/units.hpp"
@@ -26,7 +26,7 @@ struct LayerGroup {
   Flops forward;                          // per sample, per instance: what the ops add up to
   Flops backward;                         // per sample, per instance
   bool backward_pass = true;              // false when nothing before or in it trains (a frozen stem)
-  std::vector<Op> ops;                    // the kernels it runs (models/compute/ops.hpp)
+  std::vector<Op> ops;                    // the kernels it runs (models/workloads/ops.hpp)
   Bytes activations;                      // kept for backward, per sample, per instance
   Bytes attention_activations;            // of which the attention core's, what selective recompute drops
   // Tensor parallelism with sequence parallelism: per instance and sample, each forward (and
@@ -167,6 +167,12 @@ struct Workload {
 };
 
 Workload parse_workload(const config::ConfigNode& node);
+
+/// `s` with the layer's parameters and training flags: what expand() needs of the layer.
+Shard shard_for(const LayerGroup& layer, Shard s);
+
+/// Per sample, at the workload's sequence, no parallel split: the FLOPs the ops add up to.
+Flops ops_flops(const LayerGroup& layer, const Workload& w, Pass pass);
 
 /// Why `w` cannot be simulated with TP `tp`, CP `cp` and PP `pp` ("" when it can): a split its
 /// file describes no traffic for. TP needs the tensor-parallel traffic of every layer whose GEMMs

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/mlperf/results.hpp"
+#include "calibration/predict/results.hpp"
 #include "models/catalog.hpp"
 #include "sim/config/csv.hpp"
 

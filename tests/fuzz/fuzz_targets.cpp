@@ -12,7 +12,7 @@
 #include <string>
 
 #include "calibration/mlperf/power.hpp"
-#include "calibration/mlperf/results.hpp"
+#include "calibration/predict/results.hpp"
 #include "calibration/network/measurements.hpp"
 #include "models/catalog.hpp"
 #include "models/network/platform.hpp"

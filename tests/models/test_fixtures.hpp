@@ -8,7 +8,7 @@
 
 #include "models/catalog.hpp"
 #include "models/network/platform.hpp"
-#include "models/training/parallelism.hpp"
+#include "models/workloads/parallelism.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/config/loader.hpp"
 

@@ -20,6 +20,7 @@
 
 #include "calibration/network/measurements.hpp"
 #include "shell.hpp"
+#include "models/catalog.hpp"
 #include "models/collective/collective.hpp"
 #include "sim/config/csv.hpp"
 #include "sim/config/loader.hpp"

@@ -1,4 +1,4 @@
-#include "models/collective/kinds.hpp"
+#include "models/network/kinds.hpp"
 
 namespace sp::models {
 

@@ -1,5 +1,5 @@
 // What one kernel costs on an accelerator: the kernel-level half of the compute model (the other
-// half, models/compute/ops.hpp, says which kernels a layer runs).
+// half, models/workloads/ops.hpp, says which kernels a layer runs).
 //
 // A GEMM C[m x n] = A[m x k] B[k x n] (times `batch` independent products) is cut into output
 // tiles of tile_m x tile_n (narrowed to the GEMM when it is narrower), optionally split along k

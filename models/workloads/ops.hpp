@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "models/compute/kernel_costs.hpp"
+#include "models/hardware/kernel_costs.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/core/units.hpp"
 

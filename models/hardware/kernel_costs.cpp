@@ -1,4 +1,4 @@
-#include "models/compute/kernel_costs.hpp"
+#include "models/hardware/kernel_costs.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "calibration/mlperf/results.hpp"
+#include "calibration/predict/results.hpp"
 
 #include <algorithm>
 #include <iterator>

@@ -1,4 +1,4 @@
-#include "models/compute/ops.hpp"
+#include "models/workloads/ops.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "models/training/parallelism.hpp"
+#include "models/workloads/parallelism.hpp"
 
 #include <fmt/format.h>
 
