@@ -11,7 +11,7 @@
 
 #include "models/catalog.hpp"
 #include "models/network/platform.hpp"
-#include "models/training/step_model.hpp"
+#include "models/step/step_model.hpp"
 #include "sim/config/csv.hpp"
 
 namespace sp::calibration {

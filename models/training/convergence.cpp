@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "models/training/evaluation.hpp"
-#include "models/training/stragglers.hpp"
+#include "models/step/stragglers.hpp"
 
 namespace sp::models {
 

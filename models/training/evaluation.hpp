@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "models/step/step_graph.hpp"
 #include "models/workloads/parallelism.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/core/time.hpp"
@@ -34,14 +35,6 @@ struct EvaluationCost {
 /// Asynchronous scoring's delay of a run's end: `scoring` per evaluation on one background
 /// worker, evaluations `between` apart (training plus evaluation), `evaluations` of them.
 Duration exposed_scoring(Duration scoring, Duration between, double evaluations);
-
-/// One micro-batch's forward on one pipeline stage at this layout: its compute, and what it waits
-/// for besides (pipeline transfer, TP communication not overlapped without gradients, the host
-/// where the evaluation dispatches eagerly).
-struct MicroBatchForward {
-  Duration compute;
-  Duration waits;
-};
 
 /// `step`: one training step (the training between evaluations hides asynchronous scoring).
 EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& layout, MicroBatchForward forward,

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/training/stragglers.hpp"
+#include "models/step/stragglers.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/core/quantile.hpp"
 #include "sim/core/det_math.hpp"

@@ -20,7 +20,7 @@
 #include "models/training/evaluation.hpp"
 #include "models/training/memory.hpp"
 #include "models/workloads/parallelism.hpp"
-#include "models/training/step_model.hpp"
+#include "models/step/step_model.hpp"
 #include "models/workloads/workload.hpp"
 
 namespace sp::models {

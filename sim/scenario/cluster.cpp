@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "models/training/step_model.hpp"
+#include "models/step/step_model.hpp"
 #include "sim/core/error.hpp"
 
 namespace sp {

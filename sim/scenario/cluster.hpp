@@ -1,6 +1,6 @@
 // A cluster scenario: several training jobs on one platform's fat tree (leaves, spines,
 // oversubscription), placed by a policy, their steps played together in flow fidelity
-// (models/training/shared_fabric.hpp). Each job is a scenario of its own (workload, batch,
+// (models/step/shared_fabric.hpp). Each job is a scenario of its own (workload, batch,
 // layouts, counts) on the cluster's platform; at most one job lists several accelerator counts,
 // and the cluster is simulated at each of them with the others fixed, so that its break-even N
 // can be read alone and beside its neighbours under each placement.
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "models/training/shared_fabric.hpp"
+#include "models/step/shared_fabric.hpp"
 #include "sim/output/table.hpp"
 #include "sim/scenario/break_even.hpp"
 #include "sim/scenario/scenario.hpp"

@@ -5,9 +5,9 @@
 
 #include <numeric>
 
-#include "models/training/shared_fabric.hpp"
-#include "models/training/step_executor.hpp"
-#include "models/training/step_model.hpp"
+#include "models/step/shared_fabric.hpp"
+#include "models/step/step_executor.hpp"
+#include "models/step/step_model.hpp"
 #include "sim/core/error.hpp"
 #include "test_fixtures.hpp"
 

@@ -6,7 +6,7 @@
 
 #include "models/compute/compute_model.hpp"
 #include "models/compute/launch.hpp"
-#include "models/training/step_model.hpp"
+#include "models/step/step_model.hpp"
 #include "sim/config/loader.hpp"
 #include "sim/core/error.hpp"
 #include "test_fixtures.hpp"

@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
 #include "models/collective/collective.hpp"
-#include "models/training/buckets.hpp"
-#include "models/training/step_model.hpp"
-#include "models/training/stragglers.hpp"
+#include "models/step/buckets.hpp"
+#include "models/step/step_model.hpp"
+#include "models/step/stragglers.hpp"
 #include "test_fixtures.hpp"
 
 namespace sp::models {

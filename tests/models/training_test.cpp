@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "models/training/memory.hpp"
-#include "models/training/stragglers.hpp"
+#include "models/step/stragglers.hpp"
 #include "sim/core/rng.hpp"
 #include "models/training/time_to_train.hpp"
 #include "test_fixtures.hpp"

@@ -1,4 +1,4 @@
-#include "models/training/step_executor.hpp"
+#include "models/step/step_executor.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "models/training/buckets.hpp"
+#include "models/step/buckets.hpp"
 
 namespace sp::models {
 

@@ -18,7 +18,7 @@
 
 #include "models/collective/fidelity.hpp"
 #include "models/network/platform.hpp"
-#include "models/training/step_graph.hpp"
+#include "models/step/step_graph.hpp"
 #include "sim/core/time.hpp"
 
 namespace sp::models {

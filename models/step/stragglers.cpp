@@ -1,4 +1,4 @@
-#include "models/training/stragglers.hpp"
+#include "models/step/stragglers.hpp"
 
 #include <cmath>
 #include <map>

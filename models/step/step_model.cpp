@@ -1,10 +1,10 @@
-#include "models/training/step_model.hpp"
+#include "models/step/step_model.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "models/training/stragglers.hpp"
+#include "models/step/stragglers.hpp"
 
 namespace sp::models {
 

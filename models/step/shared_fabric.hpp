@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "models/network/platform.hpp"
-#include "models/training/step_executor.hpp"
-#include "models/training/step_graph.hpp"
+#include "models/step/step_executor.hpp"
+#include "models/step/step_graph.hpp"
 #include "sim/core/time.hpp"
 
 namespace sp::models {

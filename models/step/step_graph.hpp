@@ -21,12 +21,19 @@
 
 #include "models/collective/collective.hpp"
 #include "models/network/platform.hpp"
-#include "models/training/evaluation.hpp"
 #include "models/workloads/parallelism.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/core/time.hpp"
 
 namespace sp::models {
+
+/// One micro-batch's forward on one pipeline stage at this layout: its compute, and what it waits
+/// for besides (pipeline transfer, TP communication not overlapped without gradients, the host
+/// where the evaluation dispatches eagerly).
+struct MicroBatchForward {
+  Duration compute;
+  Duration waits;
+};
 
 enum class StreamKind { compute, tp, cp, dp, pp };
 inline constexpr int kStreamKinds = 5;

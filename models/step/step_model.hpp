@@ -22,8 +22,8 @@
 #include "models/collective/fidelity.hpp"
 #include "models/network/platform.hpp"
 #include "models/workloads/parallelism.hpp"
-#include "models/training/step_executor.hpp"
-#include "models/training/step_graph.hpp"
+#include "models/step/step_executor.hpp"
+#include "models/step/step_graph.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/core/time.hpp"
 

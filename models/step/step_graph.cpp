@@ -1,4 +1,4 @@
-#include "models/training/step_graph.hpp"
+#include "models/step/step_graph.hpp"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "models/training/shared_fabric.hpp"
+#include "models/step/shared_fabric.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "models/collective/fidelity.hpp"
-#include "models/training/step_executor.hpp"
+#include "models/step/step_executor.hpp"
 #include "sim/core/engine.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/rng.hpp"
