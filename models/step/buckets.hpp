@@ -1,26 +1,30 @@
-// Gradient buckets: backward runs the layers in reverse order and each layer instance produces
-// its gradients (trainable parameters x bytes per parameter) over its backward time. Gradients
-// are packed into buckets of at most the bucket cap, in production order; a bucket is ready for
-// its all-reduce when its last byte is produced (production inside an instance is taken as
-// uniform, so a bucket boundary may fall inside a large layer).
+// Gradient buckets, as the step graph reduces them: backward runs a stage's layer instances in
+// reverse order and each produces its gradients (trainable parameters x bytes per parameter).
+// They are packed into buckets of the cap in production order; a bucket is reduced after the
+// backward of the instance that fills it (a large instance may fill several), and what remains
+// after the last trainable instance forms a last, smaller bucket. Frozen instances produce nothing.
+// (PyTorch DDP and Megatron's buckets work so: Li et al., "PyTorch Distributed", VLDB 2020.)
 #pragma once
 
+#include <cstddef>
+#include <map>
+#include <utility>
 #include <vector>
 
-#include "models/workloads/workload.hpp"
-#include "sim/core/time.hpp"
 #include "sim/core/units.hpp"
 
 namespace sp::models {
 
-struct GradientBucket {
-  Bytes bytes;
-  Duration ready;  // from the start of backward
+struct BucketPlan {
+  struct Bucket {
+    Bytes bytes;
+    int closes_at;  // the instance whose backward fills it
+  };
+  std::vector<Bucket> buckets;        // in reduction order
+  std::map<int, std::size_t> first;   // instance -> the bucket its first bytes go to
 };
 
-/// `backward_time[i]` is the backward time of one instance of `layers[i]`.
-std::vector<GradientBucket> make_buckets(const std::vector<LayerGroup>& layers,
-                                         const std::vector<Duration>& backward_time,
-                                         Bytes bytes_per_parameter, Bytes bucket_cap);
+/// `backward_order`: (instance, its gradient bytes) in the order backward runs them.
+BucketPlan plan_buckets(const std::vector<std::pair<int, Bytes>>& backward_order, Bytes cap);
 
 }  // namespace sp::models

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "models/compute/compute_model.hpp"
+#include "models/step/buckets.hpp"
 #include "sim/core/error.hpp"
 
 namespace sp::models {
@@ -327,27 +328,14 @@ StepGraph Builder::build() {
       const auto& chunk = assigned[static_cast<std::size_t>(part(s, c))];
       ks.insert(ks.end(), chunk.begin(), chunk.end());
     }
-    // Buckets in backward order; a bucket closes at the instance whose backward fills it.
-    struct Bucket {
-      Bytes bytes;
-      int closes_at;
-    };
-    std::vector<Bucket> buckets;
-    std::map<int, std::size_t> first_bucket;  // instance -> the bucket its first bytes go to
-    double open = 0;
-    int last_trainable = -1;
+    // Buckets in backward order (buckets.hpp).
+    std::vector<std::pair<int, Bytes>> produced;
     for (auto it = ks.rbegin(); it != ks.rend(); ++it) {
-      const double bytes = inst_[static_cast<std::size_t>(*it)].trainable * w_.gradient_bytes_per_parameter.value();
-      if (!(bytes > 0)) continue;
-      first_bucket[*it] = buckets.size();
-      open += bytes;
-      while (open >= w_.gradient_bucket.value()) {
-        buckets.push_back({w_.gradient_bucket, *it});
-        open -= w_.gradient_bucket.value();
-      }
-      last_trainable = *it;
+      produced.emplace_back(*it, w_.gradient_bytes_per_parameter * inst_[static_cast<std::size_t>(*it)].trainable);
     }
-    if (open > 0) buckets.push_back({Bytes(open), last_trainable});
+    const BucketPlan plan = plan_buckets(produced, w_.gradient_bucket);
+    const std::vector<BucketPlan::Bucket>& buckets = plan.buckets;
+    const std::map<int, std::size_t>& first_bucket = plan.first;
     g_.buckets = std::max(g_.buckets, static_cast<int>(buckets.size()));
 
     std::vector<std::uint32_t> gather_of(buckets.size());
@@ -417,7 +405,7 @@ StepGraph Builder::build() {
       for (auto it = kc.rbegin(); it != kc.rend(); ++it) {
         after = layer_pass(s, *it, mb, false, after);
         if (mb != m - 1) continue;  // gradients are reduced once, after the last micro-batch
-        for (const Bucket& b : buckets) {
+        for (const BucketPlan::Bucket& b : buckets) {
           if (b.closes_at != *it) continue;
           std::vector<std::uint32_t> deps = {last_compute_[static_cast<std::size_t>(s)]};
           for (const DpPhase& ph : phases) {

@@ -237,13 +237,15 @@ TEST(StepModel, LoraMovesOnlyItsAdapterGradients) {
   const Platform p = testing::shipped_platform("dgx_h100");
   const ParallelLayout lay = testing::layout(p, 64, 8, w.parallelism.for_accelerators(64));
   EXPECT_EQ(lay.describe(), "TP4 CP2 PP1 DP8 mb1 x1 ZeRO-1");
-  std::vector<LayerGroup> sharded = w.layers;
-  double bytes = 0;
-  for (LayerGroup& l : sharded) l.trainable_parameters /= 4;
-  for (const GradientBucket& b : make_buckets(sharded, std::vector<Duration>(sharded.size(), milliseconds(1)),
-                                              w.gradient_bytes_per_parameter, w.gradient_bucket)) {
-    bytes += b.bytes.value();
+  std::vector<std::pair<int, Bytes>> produced;  // every instance, backward order, TP-sharded
+  int instance = 0;
+  for (auto l = w.layers.rbegin(); l != w.layers.rend(); ++l) {
+    for (int r = 0; r < l->repeat; ++r) {
+      produced.emplace_back(instance++, w.gradient_bytes_per_parameter * (static_cast<double>(l->trainable_parameters) / 4));
+    }
   }
+  double bytes = 0;
+  for (const BucketPlan::Bucket& b : plan_buckets(produced, w.gradient_bucket).buckets) bytes += b.bytes.value();
   EXPECT_DOUBLE_EQ(bytes, 44'564'480.0 * 2 / 4);
   const StepResult r = simulate_step(w, p, lay, 64);
   EXPECT_EQ(r.buckets, 1);
@@ -323,38 +325,39 @@ TEST(StepModel, LlamasEvaluationWaitsForItsAllGathersAndItsHost) {
   EXPECT_EQ(eager.step.ps(), without_host.step.ps());
 }
 
-TEST(Buckets, SplitInsideLargeLayersAtTheCap) {
-  // Backward order: "second" (2 ms, 300 B) then "first" (2 ms, 100 B); cap 150 B.
-  // Bytes are produced uniformly: 150 B at 1 ms, 300 B at 2 ms, the last 100 B at 4 ms.
-  std::vector<LayerGroup> layers = {layer("first", 1, 50, 50, Flops(0), Flops(0)),
-                                    layer("second", 1, 150, 150, Flops(0), Flops(0))};
-  const auto b = make_buckets(layers, {milliseconds(2), milliseconds(2)}, Bytes(2), Bytes(150));
-  ASSERT_EQ(b.size(), 3u);
-  EXPECT_DOUBLE_EQ(b[0].bytes.value(), 150);
-  EXPECT_EQ(b[0].ready.ps(), milliseconds(1).ps());
-  EXPECT_EQ(b[1].ready.ps(), milliseconds(2).ps());
-  EXPECT_DOUBLE_EQ(b[2].bytes.value(), 100);
-  EXPECT_EQ(b[2].ready.ps(), milliseconds(4).ps());
+TEST(Buckets, ALargeInstanceFillsSeveralAndTheRestClosesLast) {
+  // Backward order: instance 1 (300 B) then instance 0 (100 B); cap 150 B. Instance 1 fills two
+  // buckets, reduced after its backward; instance 0's 100 B form the last one, after its own.
+  const BucketPlan p = plan_buckets({{1, Bytes(300)}, {0, Bytes(100)}}, Bytes(150));
+  ASSERT_EQ(p.buckets.size(), 3u);
+  EXPECT_DOUBLE_EQ(p.buckets[0].bytes.value(), 150);
+  EXPECT_EQ(p.buckets[0].closes_at, 1);
+  EXPECT_EQ(p.buckets[1].closes_at, 1);
+  EXPECT_DOUBLE_EQ(p.buckets[2].bytes.value(), 100);
+  EXPECT_EQ(p.buckets[2].closes_at, 0);
+  EXPECT_EQ(p.first.at(1), 0u);
+  EXPECT_EQ(p.first.at(0), 2u);
 }
 
-TEST(Buckets, SmallLayersShareABucket) {
-  // Three repeats of 10 B each (1 ms backward) in a 25 B bucket: the first bucket closes when
-  // the third layer has produced half of its bytes (2.5 ms); 5 B remain for the end (3 ms).
-  std::vector<LayerGroup> layers = {layer("block", 3, 5, 5, Flops(0), Flops(0))};
-  const auto b = make_buckets(layers, {milliseconds(1)}, Bytes(2), Bytes(25));
-  ASSERT_EQ(b.size(), 2u);
-  EXPECT_EQ(b[0].ready.ps(), seconds(2.5e-3).ps());
-  EXPECT_DOUBLE_EQ(b[1].bytes.value(), 5);
-  EXPECT_EQ(b[1].ready.ps(), milliseconds(3).ps());
+TEST(Buckets, SmallInstancesShareABucket) {
+  // Three instances of 10 B in a 25 B bucket: the first closes at the third instance (30 B
+  // produced), the 5 B left close with it as the last bucket.
+  const BucketPlan p = plan_buckets({{2, Bytes(10)}, {1, Bytes(10)}, {0, Bytes(10)}}, Bytes(25));
+  ASSERT_EQ(p.buckets.size(), 2u);
+  EXPECT_EQ(p.buckets[0].closes_at, 0);
+  EXPECT_DOUBLE_EQ(p.buckets[1].bytes.value(), 5);
+  EXPECT_EQ(p.buckets[1].closes_at, 0);
+  EXPECT_EQ(p.first.at(2), 0u);
+  EXPECT_EQ(p.first.at(0), 0u);
 }
 
-TEST(Buckets, FrozenLayersProduceNothing) {
-  std::vector<LayerGroup> layers = {layer("trainable", 1, 10, 10, Flops(0), Flops(0)),
-                                    layer("frozen", 1, 1000, 0, Flops(0), Flops(0))};
-  const auto b = make_buckets(layers, {milliseconds(1), milliseconds(5)}, Bytes(2), Bytes(1e6));
-  ASSERT_EQ(b.size(), 1u);
-  EXPECT_DOUBLE_EQ(b[0].bytes.value(), 20);
-  EXPECT_EQ(b[0].ready.ps(), milliseconds(6).ps());  // frozen layer's backward runs first
+TEST(Buckets, FrozenInstancesProduceNothing) {
+  // Backward runs the frozen instance 1 first: no bytes, no bucket; instance 0's 20 B close last.
+  const BucketPlan p = plan_buckets({{1, Bytes(0)}, {0, Bytes(20)}}, Bytes(1e6));
+  ASSERT_EQ(p.buckets.size(), 1u);
+  EXPECT_DOUBLE_EQ(p.buckets[0].bytes.value(), 20);
+  EXPECT_EQ(p.buckets[0].closes_at, 0);
+  EXPECT_EQ(p.first.count(1), 0u);
 }
 
 }  // namespace sp::models
