@@ -104,7 +104,7 @@ int cluster_command(const ClusterOptions& o) {
   progress.finish(static_cast<int>(spec.placements.size() * spec.sizes().size()));
   const output::Table table = cluster_table(spec, res);
 
-  const fs::path dir = o.out_dir.empty() ? fs::path("results") / "clusters" / spec.name : fs::path(o.out_dir);
+  const fs::path dir = o.out_dir.empty() ? fs::path("results") / spec.name : fs::path(o.out_dir);
   output::StagedFiles files(dir);
   files.write("cluster.csv", output::to_csv(table));
   output::Manifest m;

@@ -52,7 +52,7 @@ int collective_command(const CollectiveOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   if (!o.validate.empty()) {
     const output::Table t = validate_collectives(o.validate, catalog);
-    const std::filesystem::path dir = o.out_dir.empty() ? std::string("results/validation") : o.out_dir;
+    const std::filesystem::path dir = o.out_dir.empty() ? std::string("results/checks") : o.out_dir;
     output::StagedFiles files(dir);
     files.write("collectives.csv", output::to_csv(t));
     const bool plotted = plot_validation(files.stage("collectives.png"), t);

@@ -51,7 +51,7 @@ bool plot_colocation(const fs::path& png, const ColocationSpec& spec, const std:
 int colocate_validate(const ColocateOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   const output::Table t = validate_colocation(o.validate, catalog);
-  const fs::path dir = o.out_dir.empty() ? fs::path("results") / "validation" : fs::path(o.out_dir);
+  const fs::path dir = o.out_dir.empty() ? fs::path("results") / "checks" : fs::path(o.out_dir);
   const std::string base = "colocation_" + fs::path(o.validate).stem().string();
   output::StagedFiles files(dir);
   files.write(base + ".csv", output::to_csv(t));
@@ -101,7 +101,7 @@ int colocate_validate_bench(const ColocateOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   TimeSlicingDerivation derived;
   const output::Table t = validate_sharing_bench(o.validate, catalog, &derived);
-  const fs::path dir = o.out_dir.empty() ? fs::path("results") / "validation" : fs::path(o.out_dir);
+  const fs::path dir = o.out_dir.empty() ? fs::path("results") / "checks" : fs::path(o.out_dir);
   const std::string base = "colocation_" + fs::path(o.validate).stem().string();
   output::StagedFiles files(dir);
   files.write(base + ".csv", output::to_csv(t));
@@ -173,7 +173,7 @@ int colocate_command(const ColocateOptions& o) {
   progress.finish(static_cast<int>(points.size()));
   const output::Table table = colocation_table(spec, points);
 
-  const fs::path dir = o.out_dir.empty() ? fs::path("results") / "colocation" / spec.name : fs::path(o.out_dir);
+  const fs::path dir = o.out_dir.empty() ? fs::path("results") / spec.name : fs::path(o.out_dir);
   output::StagedFiles files(dir);
   files.write("summary.csv", output::to_csv(table));
   files.write("jobs.csv", output::to_csv(colocation_jobs_table(points)));

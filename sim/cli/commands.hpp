@@ -176,7 +176,7 @@ int calibrate_compute_command(const CalibrateComputeOptions& options);
 struct ComputeCheckOptions {
   std::string data;  // JSON lines of measured configurations
   std::string accelerator = "H100-SXM5-80GB";
-  std::string out_dir = "results/validation/compute_check";
+  std::string out_dir = "results/checks/compute_check";  // the committed one: --out results/validation/compute_check
 };
 
 /// `scalepoint compute-check`: the compute model against measured forward/backward passes.

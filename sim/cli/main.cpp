@@ -45,13 +45,13 @@ int main(int argc, char** argv) {
   colocate_cmd->add_option("scenario", colocate.scenario, "co-location scenario YAML (scenarios/colocation/)");
   colocate_cmd->add_option("--validate", colocate.validate,
                            "compare with published speedups (calibration/data/colocation/hfta_pointnet.csv)");
-  colocate_cmd->add_option("--out,-o", colocate.out_dir, "output folder (default results/colocation/<name>)");
+  colocate_cmd->add_option("--out,-o", colocate.out_dir, "output folder (default results/<name>; the committed ones are regenerated with --out)");
   colocate_cmd->add_option("--set", colocate.overrides, "override a key before parsing: key.path=value");
   colocate_cmd->add_flag("--quiet,-q", colocate.quiet, "print nothing but errors");
   sp::cli::ClusterOptions cluster;
   CLI::App* cluster_cmd = app.add_subcommand("cluster", "several jobs on one fat tree: placement and neighbours");
   cluster_cmd->add_option("scenario", cluster.scenario, "cluster scenario YAML (scenarios/clusters/)")->required();
-  cluster_cmd->add_option("--out,-o", cluster.out_dir, "output folder (default results/clusters/<name>)");
+  cluster_cmd->add_option("--out,-o", cluster.out_dir, "output folder (default results/<name>; the committed ones are regenerated with --out)");
   cluster_cmd->add_option("--set", cluster.overrides, "override a key before parsing: key.path=value");
   cluster_cmd->add_flag("--quiet,-q", cluster.quiet, "print nothing but errors");
   cluster_cmd->add_flag("!--no-timelines", cluster.timelines, "skip cluster_timeline.json");
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--fidelity", coll.fidelity, "analytic | flow | chunk")->capture_default_str();
   coll_cmd->add_option("--validate", coll.validate,
                        "compare with published measurements (e.g. calibration/data/nccl_published.csv)");
-  coll_cmd->add_option("--out,-o", coll.out_dir, "folder for the validation table and plot (default results/validation)");
+  coll_cmd->add_option("--out,-o", coll.out_dir, "folder for the validation table and plot (default results/checks; the committed results/validation with --out)");
 
   sp::cli::AnalyzeOptions analyze;
   CLI::App* analyze_cmd =
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
       "published transformer runs (calibration/data/transformer/selene_korthikanti2023.csv) instead of MLPerf rows");
   validate_cmd->add_option("--platform", validate.platform, "with --transformer: their platform (default dgx_a100)")
       ->needs(validate_transformer);
-  validate_cmd->add_option("--out,-o", validate.out_dir, "output folder (default results/validation)");
+  validate_cmd->add_option("--out,-o", validate.out_dir, "output folder (default results/checks; the committed results/validation with --out)");
   CLI::Option* validate_loo = validate_cmd->add_flag("--loo", validate.loo,
                          "refit without each system in turn and predict it (files mlperf_loo_*)");
   CLI::Option* validate_loko = validate_cmd->add_flag("--loko", validate.loko,

@@ -159,7 +159,7 @@ int validate_command(const ValidateOptions& o) {
   }
   const std::string stem = o.loo ? "mlperf_loo" : o.loko ? "mlperf_loko" : "mlperf";
 
-  const std::filesystem::path dir = o.out_dir.empty() ? std::string("results/validation") : o.out_dir;
+  const std::filesystem::path dir = o.out_dir.empty() ? std::string("results/checks") : o.out_dir;
   output::StagedFiles files(dir);
   files.write(stem + "_rows.csv", output::to_csv(calibration::validation_table(rep)));
   files.write(stem + "_summary.csv", output::to_csv(calibration::summary_table(rep)));

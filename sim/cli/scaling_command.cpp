@@ -127,7 +127,7 @@ int validate_scaling_command(const std::vector<calibration::MlperfResult>& rows,
   const auto progress = [](const std::string& s) { std::fprintf(stderr, "\r\033[K%s", s.c_str()); };
   const calibration::ScalingReport rep = calibration::validate_scaling(rows, catalog, platforms, progress);
   std::fprintf(stderr, "\r\033[K");
-  const std::filesystem::path dir = out_dir.empty() ? std::string("results/validation") : out_dir;
+  const std::filesystem::path dir = out_dir.empty() ? std::string("results/checks") : out_dir;
   output::StagedFiles files(dir);
   files.write("scaling_rows.csv", output::to_csv(rows_table(rep)));
   files.write("scaling_summary.csv", output::to_csv(summary_table(rep)));

@@ -90,7 +90,7 @@ int validate_transformer_command(const ValidateOptions& o) {
     if (r.published_memory_gb > 0) memory_worst = std::max(memory_worst, std::fabs(r.memory_error()));
   }
   const double mean = runs.empty() ? 0 : sum / static_cast<double>(runs.size());
-  const std::filesystem::path dir = o.out_dir.empty() ? std::string("results/validation") : o.out_dir;
+  const std::filesystem::path dir = o.out_dir.empty() ? std::string("results/checks") : o.out_dir;
   output::StagedFiles files(dir);
   files.write("transformer_rows.csv", output::to_csv(runs_table(runs)));
   files.write("transformer_summary.csv",

@@ -118,7 +118,7 @@ TEST(Cli, TheCommittedTransformerValidationIsCurrent) {
   EXPECT_NE(r.output.find("8 runs on DGX A100: mean |error|"), std::string::npos) << r.output;
   EXPECT_EQ(slurp(out / "transformer_rows.csv"),
             slurp(std::string(SP_SOURCE_DIR) + "/results/validation/transformer_rows.csv"))
-      << "regenerate: build/scalepoint validate --transformer calibration/data/transformer/selene_korthikanti2023.csv";
+      << "regenerate: build/scalepoint validate --transformer calibration/data/transformer/selene_korthikanti2023.csv --out results/validation";
   // Without --transformer the MLPerf table is required.
   EXPECT_EQ(run("validate --out " + out.string()).status, 2);
 }

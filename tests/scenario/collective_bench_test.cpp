@@ -35,7 +35,7 @@ TEST(CollectiveValidation, EveryPublishedMeasurementIsWithinItsBound) {
 }
 
 // results/validation/collectives.csv is committed; it must be what the model gives today:
-//   build/scalepoint collective --validate calibration/data/nccl_published.csv
+//   build/scalepoint collective --validate calibration/data/nccl_published.csv --out results/validation
 TEST(CollectiveValidation, CommittedTableIsCurrent) {
   const std::string fresh = output::to_csv(validate_collectives(kPublished, catalog()));
   const std::string committed =
