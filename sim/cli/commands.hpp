@@ -120,7 +120,7 @@ int validate_scaling_command(const std::vector<calibration::MlperfResult>& rows,
 
 struct CalibrateOptions {
   std::string data;
-  std::string out = "calibration/params/mlperf_v4.1.yaml";
+  std::string out = "results/checks/mlperf_v4.1.yaml";  // the committed one: --out calibration/params/mlperf_v4.1.yaml
   bool loo = false;   // also leave each system out (sets the model error)
   bool loko = false;  // also leave each accelerator kind out
   std::string phases; // phase observations from the systems' logs (may be empty)
@@ -131,7 +131,7 @@ int calibrate_mlperf_command(const CalibrateOptions& options);
 
 struct CalibratePowerOptions {
   std::string data;
-  std::string out = "calibration/params/power_v4.1.yaml";
+  std::string out = "results/checks/power_v4.1.yaml";  // the committed one: --out calibration/params/power_v4.1.yaml
 };
 
 /// `scalepoint calibrate power`: fit the power model's compute share to MLPerf Power rows.
