@@ -94,6 +94,17 @@ TEST(Cli, TheReadmesExampleIsWhatRunPrints) {
   EXPECT_GE(rows, 4);  // the header, the column names and at least two counts
 }
 
+TEST(Cli, ThePredictExampleRunsAsTheReadmeShowsIt) {
+  // scenarios/predict_example.csv: planned systems of every benchmark, one with its batch left
+  // for the model to choose; every row is predicted.
+  const fs::path out = fresh_dir("predict_example");
+  fs::create_directories(out);
+  const RunResult r = run("predict --systems " + std::string(SP_SOURCE_DIR) + "/scenarios/predict_example.csv --out " +
+                          (out / "p.csv").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("predicted 4 of 4 rows"), std::string::npos) << r.output;
+}
+
 TEST(Cli, TheCommittedClusterResultsAreCurrentAndAWindowHoldsEveryJob) {
   // The README's shared-fabric table and plot come from results/clusters/shared_fat_tree.
   const fs::path out = fresh_dir("cluster");
