@@ -23,17 +23,26 @@ std::optional<Fidelity> fidelity_from_name(const std::string& name) {
   return std::nullopt;
 }
 
+BytesPerSecond tier_link_capacity(const Platform& platform, std::size_t tier) {
+  int below = 1;  // accelerators in one unit of the tier below
+  for (std::size_t t = 0; t < tier; ++t) below *= platform.topology.tiers[t].size > 0 ? platform.topology.tiers[t].size : 1;
+  return platform.topology.tiers[tier].effective() * below;
+}
+
+BytesPerSecond leaf_uplink_capacity(const Platform& platform, std::size_t tier) {
+  const Tier& t = platform.topology.tiers[tier];
+  return tier_link_capacity(platform, tier) * (t.nodes_per_leaf / t.oversubscription);
+}
+
 NetworkLinks add_network_links(FlowNetwork& net, const Platform& platform) {
   NetworkLinks links;
-  int below = 1;  // accelerators in one unit of the tier below
-  for (const Tier& t : platform.topology.tiers) {
-    const BytesPerSecond capacity = t.effective() * below;
+  for (std::size_t i = 0; i < platform.topology.tiers.size(); ++i) {
+    const Tier& t = platform.topology.tiers[i];
+    const BytesPerSecond capacity = tier_link_capacity(platform, i);
     // A tier without bandwidth (no NICs) still gets a link so indices line up; nothing uses it.
     links.tier.push_back(net.add_link(capacity.value() > 0 ? capacity : BytesPerSecond(1)));
     const bool leaves = t.kind == TierKind::fat_tree && t.nodes_per_leaf > 0 && capacity.value() > 0;
-    links.leaf.push_back(leaves ? std::optional(net.add_link(capacity * (t.nodes_per_leaf / t.oversubscription)))
-                                : std::nullopt);
-    below *= t.size > 0 ? t.size : 1;
+    links.leaf.push_back(leaves ? std::optional(net.add_link(leaf_uplink_capacity(platform, i))) : std::nullopt);
   }
   return links;
 }
@@ -61,10 +70,7 @@ void start_collective_flows(Engine& engine, FlowNetwork& net, const NetworkLinks
   auto launch = std::make_shared<std::function<void(std::size_t)>>();
   *launch = [&net, &links, peer, group, &platform, &terms, n, state, launch](std::size_t i) {
     const BandwidthTerm& b = terms.bandwidth[i];
-    const Tier& tier = platform.topology.tiers[b.tier];
-    int below = 1;
-    for (std::size_t t = 0; t < b.tier; ++t) below *= platform.topology.tiers[t].size;
-    const double capacity = tier.effective().value() * below;
+    const double capacity = tier_link_capacity(platform, b.tier).value();
     // Alone, the flow runs at the term's unblocked bandwidth on its tier's link; across leaves
     // the leaf's uplinks, shared with whatever else crosses them, take the spine's share.
     const double weight = capacity * b.spine_share / b.bandwidth.value();

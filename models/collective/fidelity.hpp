@@ -39,6 +39,12 @@ struct NetworkLinks {
 };
 NetworkLinks add_network_links(FlowNetwork& net, const Platform& platform);
 
+/// One unit of tier `tier`'s links: its per-accelerator bandwidth times the accelerators of one
+/// unit of the tier below (a node's NICs for the scale-out tier).
+BytesPerSecond tier_link_capacity(const Platform& platform, std::size_t tier);
+/// A leaf's uplinks on a fat tree: nodes_per_leaf units' links / oversubscription.
+BytesPerSecond leaf_uplink_capacity(const Platform& platform, std::size_t tier);
+
 /// Starts the collective described by `terms` on `net` now; `done` runs when it has finished.
 /// `peer`: for a transfer between two ranks whose links are represented apart (pipeline stages),
 /// the receiver's links, which its flows cross as well. `group`: the ranks, for a placed job's

@@ -31,14 +31,11 @@ std::size_t leaf_tier(const Platform& p) {
 
 FabricRun run_shared_fabric(const Platform& p, int leaves, const std::vector<FabricJob>& jobs, const StepSeen& on_step) {
   const std::size_t tier = leaf_tier(p);
-  const Tier& t = p.topology.tiers[tier];
-  int below = 1;  // accelerators in one unit of the tier below
-  for (std::size_t i = 0; i < tier; ++i) below *= p.topology.tiers[i].size > 0 ? p.topology.tiers[i].size : 1;
   Engine engine;
   FlowNetwork net(engine);
   // One leaf's uplinks, as add_network_links sizes them for a job alone.
   std::vector<std::size_t> leaf_links;
-  for (int l = 0; l < leaves; ++l) leaf_links.push_back(net.add_link(t.effective() * below * (t.nodes_per_leaf / t.oversubscription)));
+  for (int l = 0; l < leaves; ++l) leaf_links.push_back(net.add_link(leaf_uplink_capacity(p, tier)));
 
   FabricRun run;
   run.jobs.resize(jobs.size());
@@ -47,17 +44,18 @@ FabricRun run_shared_fabric(const Platform& p, int leaves, const std::vector<Fab
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     const FabricJob& job = jobs[j];
     if (static_cast<int>(job.leaf_nodes.size()) > leaves) throw ModelError(fmt::format("job {} is placed on more than {} leaves", j, leaves));
-    NetworkLinks placed_template;
-    placed_template.placed.resize(p.topology.tiers.size());
+    // The job's leaves, shared with the other jobs there; every stage sees all of them.
+    std::vector<std::vector<NetworkLinks::LeafShare>> placed(p.topology.tiers.size());
+    int placed_nodes = 0;
     for (std::size_t l = 0; l < job.leaf_nodes.size(); ++l) {
-      if (job.leaf_nodes[l] > 0) placed_template.placed[tier].push_back({leaf_links[l], job.leaf_nodes[l]});
-      placed_template.placed_nodes += job.leaf_nodes[l];
+      if (job.leaf_nodes[l] > 0) placed[tier].push_back({leaf_links[l], job.leaf_nodes[l]});
+      placed_nodes += job.leaf_nodes[l];
     }
     std::vector<NetworkLinks> stages;
     for (int s = 0; s < job.graph->stages; ++s) {
       NetworkLinks links = add_network_links(net, p);
-      links.placed = placed_template.placed;
-      links.placed_nodes = placed_template.placed_nodes;
+      links.placed = placed;
+      links.placed_nodes = placed_nodes;
       stages.push_back(std::move(links));
     }
     players.push_back(std::make_unique<StepPlayer>(*job.graph, job.platform ? *job.platform : p, engine, net, std::move(stages)));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <cstdlib>
 #include <set>
 
@@ -174,7 +175,7 @@ ClusterSpec load_cluster(const std::string& file, const std::vector<config::Over
 namespace {
 
 struct Point {
-  std::vector<models::StepGraph> graphs;
+  std::vector<const models::StepGraph*> graphs;  // built once per job and count (run_cluster)
   std::vector<models::FabricJob> fabric;
   std::vector<std::size_t> job;  // the spec's job of each fabric job
 };
@@ -191,7 +192,7 @@ std::string window_trace(const ClusterSpec& spec, const Point& pt, const models:
   const auto add = [&](const std::string& e) { events += (events.empty() ? "" : ",\n") + e; };
   for (std::size_t f = 0; f < pt.fabric.size(); ++f) {
     const std::string& name = spec.jobs[pt.job[f]].scenario.name;
-    for (int s = 0; s < pt.graphs[f].stages; ++s) {
+    for (int s = 0; s < pt.graphs[f]->stages; ++s) {
       add(fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"args\":{{\"name\":{}}}}}", f * 1000 + s,
                       models::json_string(fmt::format("{} stage {}", name, s))));
       for (int k = 0; k < models::kStreamKinds; ++k) {
@@ -202,7 +203,7 @@ std::string window_trace(const ClusterSpec& spec, const Point& pt, const models:
   }
   models::run_shared_fabric(spec.platform, spec.leaves, pt.fabric, [&](std::size_t f, const models::Execution& x) {
     if (x.end < from) return;
-    const models::StepGraph& g = pt.graphs[f];
+    const models::StepGraph& g = *pt.graphs[f];
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
       const models::OpSpan& sp = x.spans[i];
       if (sp.end < from || sp.start > to) continue;
@@ -224,6 +225,18 @@ ClusterResult run_cluster(const ClusterSpec& spec, const std::function<void(int,
   // Each job alone, at every count it has, as `run` gives it.
   std::vector<std::vector<ScalingPoint>> alone;
   for (const ClusterJobSpec& j : spec.jobs) alone.push_back(run_scenario(j.scenario, false, true));
+  // Each job's step graph at each of its counts, the slowest rank's stragglers in it: the same
+  // under every placement, so built once.
+  std::vector<std::vector<std::optional<models::StepGraph>>> graphs(spec.jobs.size());
+  for (std::size_t j = 0; j < spec.jobs.size(); ++j) {
+    const ScenarioSpec& sc = spec.jobs[j].scenario;
+    for (const ScalingPoint& a : alone[j]) {
+      std::optional<models::StepGraph>& g = graphs[j].emplace_back();
+      if (!a.estimate.ok()) continue;
+      g = models::build_step_graph(sc.workload, sc.platform, a.estimate.layout);
+      models::add_stragglers(*g, sc.platform, a.estimate.accelerators);
+    }
+  }
   const std::vector<int> sizes = spec.sizes();
   const int per_node = spec.platform.accelerators_per_node();
   const int per_leaf = spec.platform.topology.tiers[models::leaf_tier(spec.platform)].nodes_per_leaf;
@@ -246,7 +259,6 @@ ClusterResult run_cluster(const ClusterSpec& spec, const std::function<void(int,
         where = models::place_jobs(placement, nodes, spec.leaves, per_leaf, spec.seed + k);
       }
       Point pt;
-      pt.graphs.reserve(spec.jobs.size());
       std::vector<ClusterJobRow> rows;
       for (std::size_t j = 0; j < spec.jobs.size(); ++j) {
         const ScenarioSpec& sc = spec.jobs[j].scenario;
@@ -261,16 +273,14 @@ ClusterResult run_cluster(const ClusterSpec& spec, const std::function<void(int,
         if (!r.alone.ok()) {
           r.status = r.alone.status;
         } else {
-          models::StepGraph g = models::build_step_graph(sc.workload, sc.platform, r.alone.layout);
-          models::add_stragglers(g, sc.platform, r.alone.accelerators);
-          pt.graphs.push_back(std::move(g));
+          pt.graphs.push_back(&*graphs[j][idx]);
           pt.job.push_back(j);
         }
         rows.push_back(std::move(r));
       }
       for (std::size_t f = 0; f < pt.graphs.size(); ++f) {
         const ClusterJobSpec& job = spec.jobs[pt.job[f]];
-        pt.fabric.push_back({&pt.graphs[f], where[pt.job[f]], spec.steps, job.start, &job.scenario.platform});
+        pt.fabric.push_back({pt.graphs[f], where[pt.job[f]], spec.steps, job.start, &job.scenario.platform});
       }
       const models::FabricRun together = models::run_shared_fabric(spec.platform, spec.leaves, pt.fabric);
       for (std::size_t f = 0; f < pt.fabric.size(); ++f) {
