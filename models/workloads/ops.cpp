@@ -194,6 +194,29 @@ TpSplit parse_split(const config::ConfigNode& n) {
 
 }  // namespace
 
+std::string parse_precision(const config::ConfigNode& p) {
+  const std::string v = p.as_string();
+  if (v != "bf16" && v != "fp16" && v != "fp8") p.fail("unknown precision '" + v + "'", "valid: bf16, fp16, fp8");
+  return v;
+}
+
+void parse_context_parallel_precision(const config::ConfigNode& p, Op& op) {
+  if (!p.is_map()) {
+    op.context_parallel_precision = parse_precision(p);
+    return;
+  }
+  // {default: bf16, blackwell: fp8}: per accelerator family, `default` for the others
+  if (!p.has("default")) p.fail("needs a default precision beside the families'", "e.g. {default: bf16, blackwell: fp8}");
+  for (const auto& [family, v] : p.entries()) {
+    if (family == "default") {
+      op.context_parallel_precision = parse_precision(v);
+      continue;
+    }
+    if (family.empty()) v.fail("an architecture family needs a name");
+    op.context_parallel_precision_by_family[family] = {parse_precision(v), v.location(), v.path()};
+  }
+}
+
 Op parse_op(const config::ConfigNode& n) {
   Op op;
   const char* kinds[] = {"gemm", "conv", "attention", "elementwise"};
@@ -206,12 +229,7 @@ Op parse_op(const config::ConfigNode& n) {
     }
   }
   if (found != 1) n.fail("an op names exactly one of gemm, conv, attention, elementwise", "e.g. {gemm: qkv, n: 3072, k: 1024}");
-  const auto precision = [](const config::ConfigNode& p) {
-    const std::string v = p.as_string();
-    if (v != "bf16" && v != "fp16" && v != "fp8") p.fail("unknown precision '" + v + "'", "valid: bf16, fp16, fp8");
-    return v;
-  };
-  if (auto p = n.find("precision")) op.precision = precision(*p);
+  if (auto p = n.find("precision")) op.precision = parse_precision(*p);
   const auto count = [&](const char* key) { return static_cast<double>(n.at(key).as_positive_int()); };
   switch (op.kind) {
     case OpKind::gemm:
@@ -260,21 +278,7 @@ Op parse_op(const config::ConfigNode& n) {
         if (v != "fused" && v != "unfused") i->fail("unknown implementation '" + v + "'", "valid: fused (flash), unfused");
         op.unfused = v == "unfused";
       }
-      if (auto p = n.find("context_parallel_precision")) {
-        if (!p->is_map()) {
-          op.context_parallel_precision = precision(*p);
-        } else {  // {default: bf16, blackwell: fp8}: per accelerator family, `default` for the others
-          if (!p->has("default")) p->fail("needs a default precision beside the families'", "e.g. {default: bf16, blackwell: fp8}");
-          for (const auto& [family, v] : p->entries()) {
-            if (family == "default") {
-              op.context_parallel_precision = precision(v);
-              continue;
-            }
-            if (family.empty()) v.fail("an architecture family needs a name");
-            op.context_parallel_precision_by_family[family] = {precision(v), v.location(), v.path()};
-          }
-        }
-      }
+      if (auto p = n.find("context_parallel_precision")) parse_context_parallel_precision(*p, op);
       op.heads = count("heads");
       op.kv_heads = n.has("kv_heads") ? count("kv_heads") : op.heads;
       op.head_dim = count("head_dim");

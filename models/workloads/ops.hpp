@@ -123,4 +123,9 @@ std::vector<Kernel> expand(const Op& op, const Shard& s, Pass pass, const std::s
 /// Parses one entry of `ops:`.
 Op parse_op(const config::ConfigNode& node);
 
+/// A precision value (bf16, fp16, fp8).
+std::string parse_precision(const config::ConfigNode& node);
+/// An attention's `context_parallel_precision`: one precision, or {default: P, <family>: P, ...}.
+void parse_context_parallel_precision(const config::ConfigNode& node, Op& op);
+
 }  // namespace sp::models

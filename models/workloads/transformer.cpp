@@ -30,60 +30,7 @@ Op pass(const std::string& name, double bytes_per_token, double kernels, bool te
   return op;
 }
 
-std::int64_t positive(const config::ConfigNode& n, const char* key) { return n.at(key).as_count(); }
-
 }  // namespace
-
-TransformerSpec parse_transformer(const config::ConfigNode& n) {
-  n.expect_only({"layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "activation", "norm", "bias",
-                 "vocabulary", "sequence", "tied_embeddings", "attention", "position", "elementwise", "dropout"});
-  TransformerSpec t;
-  const std::int64_t layers = positive(n, "layers");
-  if (layers > 100'000) n.at("layers").fail("at most 100000 layers");
-  t.layers = static_cast<int>(layers);
-  t.hidden = positive(n, "hidden");
-  t.heads = positive(n, "heads");
-  t.kv_heads = n.has("kv_heads") ? positive(n, "kv_heads") : t.heads;
-  if (t.heads % t.kv_heads != 0) n.at("kv_heads").fail("must divide heads (" + std::to_string(t.heads) + ")");
-  if (n.has("head_dim")) {
-    t.head_dim = positive(n, "head_dim");
-  } else {
-    if (t.hidden % t.heads != 0) n.at("heads").fail("must divide hidden, or give head_dim");
-    t.head_dim = t.hidden / t.heads;
-  }
-  t.ffn = positive(n, "ffn");
-  t.vocabulary = positive(n, "vocabulary");
-  t.sequence = positive(n, "sequence");
-  if (auto a = n.find("activation")) {
-    const std::string v = a->as_string();
-    if (v != "swiglu" && v != "gelu") a->fail("unknown activation '" + v + "'", "valid: swiglu, gelu");
-    t.activation = v == "gelu" ? TransformerSpec::Activation::gelu : TransformerSpec::Activation::swiglu;
-  }
-  if (auto m = n.find("norm")) {
-    const std::string v = m->as_string();
-    if (v != "rmsnorm" && v != "layernorm") m->fail("unknown norm '" + v + "'", "valid: rmsnorm, layernorm");
-    t.norm = v == "layernorm" ? TransformerSpec::Norm::layernorm : TransformerSpec::Norm::rmsnorm;
-  }
-  if (auto b = n.find("bias")) t.bias = b->as_bool();
-  if (auto e = n.find("tied_embeddings")) t.tied_embeddings = e->as_bool();
-  if (auto a = n.find("attention")) {
-    const std::string v = a->as_string();
-    if (v != "fused" && v != "unfused") a->fail("unknown attention '" + v + "'", "valid: fused (flash), unfused");
-    t.unfused_attention = v == "unfused";
-  }
-  if (auto p = n.find("position")) {
-    const std::string v = p->as_string();
-    if (v != "rope" && v != "learned") p->fail("unknown position '" + v + "'", "valid: rope, learned");
-    t.position = v == "learned" ? TransformerSpec::Position::learned : TransformerSpec::Position::rope;
-  }
-  if (auto e = n.find("elementwise")) {
-    const std::string v = e->as_string();
-    if (v != "fused" && v != "eager") e->fail("unknown elementwise '" + v + "'", "valid: fused, eager");
-    t.fused_elementwise = v == "fused";
-  }
-  if (auto d = n.find("dropout")) t.dropout = d->as_bool();
-  return t;
-}
 
 std::int64_t decoder_layer_parameters(const TransformerSpec& t) {
   const std::int64_t d = t.hidden, q = t.heads * t.head_dim, kv = t.kv_heads * t.head_dim, f = t.ffn;
@@ -98,11 +45,48 @@ std::int64_t position_parameters(const TransformerSpec& t) {
   return t.position == TransformerSpec::Position::learned ? t.sequence * t.hidden : 0;
 }
 
+std::int64_t adapter_parameters(const TransformerSpec& t) {
+  if (!t.lora) return 0;
+  const std::int64_t d = t.hidden, q = t.heads * t.head_dim, kv = t.kv_heads * t.head_dim, f = t.ffn;
+  const std::int64_t fc1 = t.activation == TransformerSpec::Activation::swiglu ? 2 * f : f;
+  const std::int64_t r = t.lora->rank;
+  std::int64_t p = 0;
+  if (t.lora->qkv) p += r * (d + q + 2 * kv);
+  if (t.lora->o) p += r * (q + d);
+  if (t.lora->mlp) p += r * (d + fc1) + r * (f + d);
+  return p;
+}
+
 std::int64_t transformer_parameters(const TransformerSpec& t) {
   const std::int64_t norm = (t.norm == TransformerSpec::Norm::rmsnorm ? 1 : 2) * t.hidden;
   const std::int64_t table = t.vocabulary * t.hidden;
-  return table + position_parameters(t) + t.layers * decoder_layer_parameters(t) + norm +
+  return table + position_parameters(t) + t.layers * (decoder_layer_parameters(t) + adapter_parameters(t)) + norm +
          (t.tied_embeddings ? 0 : table);
+}
+
+double kept_bytes_per_token(const TransformerSpec& t) {
+  const double d = static_cast<double>(t.hidden), f = static_cast<double>(t.ffn);
+  const double q = static_cast<double>(t.heads * t.head_dim), kv = static_cast<double>(t.kv_heads * t.head_dim);
+  const bool swiglu = t.activation == TransformerSpec::Activation::swiglu;
+  const bool frozen = t.lora.has_value();
+  // What a trained GEMM's weight gradient reads of its input x (wide): x itself; an adapter's A:
+  // x, or its dropout's output and mask; a frozen GEMM: nothing.
+  const auto gemm_input = [&](double wide, bool adapted) {
+    if (!frozen) return kBf16 * wide;
+    if (!adapted) return 0.0;
+    return t.lora->dropout ? 3 * wide : kBf16 * wide;
+  };
+  const bool qkv = frozen && t.lora->qkv, o = frozen && t.lora->o, mlp = frozen && t.lora->mlp;
+  double b = 2 * kBf16 * d;                 // the two norms' inputs
+  b += gemm_input(d, qkv);                  // the attention input
+  b += kBf16 * (q + 2 * kv);                // Q, K, V
+  b += kBf16 * q;                           // the attention output (the o GEMM's input)
+  if (o && t.lora->dropout) b += 3 * q;     // o's adapter: its dropout's output and mask
+  b += gemm_input(d, mlp);                  // the MLP input
+  b += (swiglu ? 2 * f : f) * (t.fp8_activation_input ? 1 : kBf16);  // the activation's input
+  b += gemm_input(f, mlp);                  // the second MLP GEMM's input
+  if (t.dropout) b += 2 * d;                // two hidden dropout masks
+  return b;
 }
 
 std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
@@ -123,7 +107,8 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
 
   LayerGroup embedding;
   embedding.name = "embedding";
-  embedding.parameters = embedding.trainable_parameters = t.vocabulary * t.hidden + position_parameters(t);
+  embedding.parameters = t.vocabulary * t.hidden + position_parameters(t);
+  embedding.trainable_parameters = t.lora ? 0 : embedding.parameters;  // LoRA: frozen, and no backward
   // A lookup writes each token's row; backward scatters its gradient into the table. Learned
   // positions: a second lookup (2 B an element) and the add (read two rows, write one: 6 B).
   embedding.ops = {pass("lookup", d * kBf16, 1, false)};
@@ -133,13 +118,39 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   LayerGroup layer;
   layer.name = "decoder_layer";
   layer.repeat = t.layers;
-  layer.parameters = layer.trainable_parameters = decoder_layer_parameters(t);
-  // Two norms and two residual adds on d, outside the tensor-parallel region (sequence parallel).
-  layer.ops.push_back(pass("norms_residuals", 2 * (norm_bytes + residual_bytes) * d, 2 * (norm_kernels + residual_kernels), false));
-  layer.ops.push_back(gemm("q", t.heads * t.head_dim, t.hidden, TpSplit::n));
-  layer.ops.push_back(gemm("k", t.kv_heads * t.head_dim, t.hidden, TpSplit::n));
-  layer.ops.push_back(gemm("v", t.kv_heads * t.head_dim, t.hidden, TpSplit::n));
-  Op attention;
+  const bool lora = t.lora.has_value();
+  layer.parameters = decoder_layer_parameters(t) + adapter_parameters(t);
+  layer.trainable_parameters = lora ? adapter_parameters(t) : layer.parameters;
+  const std::int64_t qw = t.heads * t.head_dim, kvw = t.kv_heads * t.head_dim;
+  const std::int64_t fc1_width = swiglu ? 2 * t.ffn : t.ffn;
+  // An adapter's input dropout (read, write, mask: 5 B) on the sequence side or inside the TP
+  // region, and its scaled output added (scale: 4 B, add: 6 B; fused: one 6 B pass).
+  double adapter_in_sequence = 0, adapter_in_tensor = 0, adapter_kernels_sequence = 0, adapter_kernels_tensor = 0;
+  const auto adapter = [&](const std::string& name, std::int64_t in, std::int64_t out, TpSplit split, bool input_in_tensor) {
+    const std::int64_t r = t.lora->rank;
+    // Column parallel (split n): A replicated, B split by its outputs; row parallel: A split by its inputs.
+    Op a = gemm("lora_" + name + "_a", r, in, split == TpSplit::k ? TpSplit::k : TpSplit::none);
+    Op b = gemm("lora_" + name + "_b", out, r, split == TpSplit::n ? TpSplit::n : TpSplit::none);
+    a.precision = b.precision = t.lora->precision;
+    layer.ops.push_back(a);
+    layer.ops.push_back(b);
+    if (t.lora->dropout) {
+      (input_in_tensor ? adapter_in_tensor : adapter_in_sequence) += 5.0 * static_cast<double>(in);
+      (input_in_tensor ? adapter_kernels_tensor : adapter_kernels_sequence) += 1;
+    }
+    adapter_in_tensor += (fused ? 6.0 : 10.0) * static_cast<double>(out);
+    adapter_kernels_tensor += fused ? 1 : 2;
+  };
+  const auto base = [&](const std::string& name, std::int64_t n, std::int64_t k, TpSplit split) {
+    Op g = gemm(name, n, k, split);
+    g.frozen = lora;
+    layer.ops.push_back(g);
+  };
+  base("q", qw, t.hidden, TpSplit::n);
+  base("k", kvw, t.hidden, TpSplit::n);
+  base("v", kvw, t.hidden, TpSplit::n);
+  if (lora && t.lora->qkv) adapter("qkv", t.hidden, qw + 2 * kvw, TpSplit::n, false);
+  Op attention = t.attention_precisions;
   attention.kind = OpKind::attention;
   attention.name = "self";
   attention.heads = static_cast<double>(t.heads);
@@ -148,15 +159,20 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   attention.causal = true;
   attention.unfused = t.unfused_attention;
   layer.ops.push_back(attention);
-  layer.ops.push_back(gemm("o", t.hidden, t.heads * t.head_dim, TpSplit::k));
+  base("o", t.hidden, qw, TpSplit::k);
+  if (lora && t.lora->o) adapter("o", qw, t.hidden, TpSplit::k, true);
   if (swiglu) {
-    layer.ops.push_back(gemm("gate", t.ffn, t.hidden, TpSplit::n));
-    layer.ops.push_back(gemm("up", t.ffn, t.hidden, TpSplit::n));
-    layer.ops.push_back(gemm("down", t.hidden, t.ffn, TpSplit::k));
+    base("gate", t.ffn, t.hidden, TpSplit::n);
+    base("up", t.ffn, t.hidden, TpSplit::n);
   } else {
-    layer.ops.push_back(gemm("fc1", t.ffn, t.hidden, TpSplit::n));
-    layer.ops.push_back(gemm("fc2", t.hidden, t.ffn, TpSplit::k));
+    base("fc1", t.ffn, t.hidden, TpSplit::n);
   }
+  if (lora && t.lora->mlp) adapter("fc1", t.hidden, fc1_width, TpSplit::n, false);
+  base(swiglu ? "down" : "fc2", t.hidden, t.ffn, TpSplit::k);
+  if (lora && t.lora->mlp) adapter("fc2", t.ffn, t.hidden, TpSplit::k, true);
+  // Two norms and two residual adds on d, outside the tensor-parallel region (sequence parallel).
+  layer.ops.insert(layer.ops.begin(), pass("norms_residuals", 2 * (norm_bytes + residual_bytes) * d + adapter_in_sequence,
+                                           2 * (norm_kernels + residual_kernels) + adapter_kernels_sequence, false));
   // Inside the TP region: RoPE on q and k (10 kernels eager, 2 fused), the GQA expansion and
   // transpose copies of q, k and v (3), the activation: SwiGLU eager silu (4 B) and product (6 B),
   // fused 6 B; GeLU eager its bias add and itself (8 B, 2 kernels), fused 4 B. The GEMMs' own
@@ -164,10 +180,10 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   const bool rope = t.position == TransformerSpec::Position::rope;
   const double rope_bytes = rope ? 26 * (q + kv) : 0, copies = 8 * q;
   const double act = (swiglu ? (fused ? 6 : 10) : (fused ? 4 : 8)) * f;
-  const double kernels = (rope ? (fused ? 2 : 10) : 0) + 3 + (fused ? 1 : 2);
-  layer.ops.push_back(pass(rope ? "rope_activation" : "activation", rope_bytes + copies + act, kernels, true));
+  const double kernels = (rope ? (fused ? 2 : 10) : 0) + 3 + (fused ? 1 : 2) + adapter_kernels_tensor;
+  layer.ops.push_back(pass(rope ? "rope_activation" : "activation", rope_bytes + copies + act + adapter_in_tensor, kernels, true));
   layer.attention_activations = t.unfused_attention ? Bytes(5 * static_cast<double>(t.heads) * s * s) : Bytes(0);
-  layer.activations = Bytes(34 * s * d) + layer.attention_activations;
+  layer.activations = Bytes(kept_bytes_per_token(t) * s) + layer.attention_activations;
   layer.tp_tensor = hidden_state;
   layer.tp_all_gathers = 2;
   layer.tp_reduce_scatters = 2;
@@ -178,8 +194,11 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   head.name = "final_norm_and_lm_head";
   const std::int64_t norm_params = (t.norm == TransformerSpec::Norm::rmsnorm ? 1 : 2) * t.hidden;
   // Tied: the head's weight is the embedding's, counted there; its GEMMs run here all the same.
-  head.parameters = head.trainable_parameters = norm_params + (t.tied_embeddings ? 0 : t.vocabulary * t.hidden);
-  head.ops = {pass("final_norm", norm_bytes * d, norm_kernels, false), gemm("lm_head", t.vocabulary, t.hidden, TpSplit::n)};
+  head.parameters = norm_params + (t.tied_embeddings ? 0 : t.vocabulary * t.hidden);
+  head.trainable_parameters = t.lora ? 0 : head.parameters;
+  Op lm_head = gemm("lm_head", t.vocabulary, t.hidden, TpSplit::n);
+  lm_head.frozen = t.lora.has_value();
+  head.ops = {pass("final_norm", norm_bytes * d, norm_kernels, false), lm_head};
   // Cross-entropy in fp32 over the vocabulary, vocabulary-parallel under TP.
   Op loss = pass("loss", 14 * vocab, 6, true);
   loss.backward_bytes_per_token = Bytes(20 * vocab);

@@ -16,11 +16,25 @@
 //          5 B, RoPE ~26 B, SwiGLU 10 B, GeLU with its bias 8 B;
 //   fused: norms 4 B, residual add 6 B (7 B with the dropout's mask), SwiGLU 6 B, bias-GeLU 4 B;
 // cross-entropy ~14 B a logit forward and ~20 backward either way.
-// Activations kept per layer and sequence: 34 s d bytes, Korthikanti et al. (MLSys 2023) without
-// recompute, with flash attention; unfused attention keeps 5 a s^2 more.
+// Activations kept per layer and token, by the tensors backward reads (Korthikanti et al., MLSys
+// 2023, section 4.1, whose GPT layer keeps 34 d bytes): the two norms' inputs 4 d; the attention
+// input 2 d where q, k, v train; Q, K, V 2 (q + 2 kv); the attention output 2 q; each hidden
+// dropout's mask d; the MLP input 2 d where it trains; the activation's input 2 f (GeLU) or 4 f
+// (SwiGLU's gate and up), half that stored in fp8; the second MLP GEMM's input 2 f where it trains.
+// Frozen GEMMs need no input; an adapter needs its input, or its dropout's output and mask (3 x).
+// Unfused attention keeps 5 a s^2 more per sequence.
+//
+// LoRA (Hu et al., ICLR 2022): the base weights frozen, rank-r adapters A (in -> r) and B (r -> out)
+// beside the GEMMs named, as NeMo builds them (one adapter on the fused q, k, v projection; o;
+// the MLP's first GEMM, gate and up together, and its second): A replicated on the TP ranks where
+// its GEMM is column parallel, split by k where row parallel; B the other way. Each adapter adds
+// its output scaled (10 B an element eager, 6 fused, 2 kernels or 1) and, with adapter dropout, a
+// dropout pass over its input (5 B, 1 kernel).
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "models/workloads/workload.hpp"
@@ -50,6 +64,19 @@ struct TransformerSpec {
   // hidden dropout after attention and after the MLP (Megatron's GPT trains with it; Llama does
   // not): a 1-byte mask written per element, a separate pass when not fused
   bool dropout = false;
+  struct Lora {
+    std::int64_t rank = 0;
+    bool qkv = false, o = false, mlp = false;  // the GEMMs adapted
+    bool dropout = false;                      // on each adapter's input (NeMo's adapter_dropout, "pre")
+    std::string precision;                     // the adapters' GEMMs ("": the workload's)
+  };
+  std::optional<Lora> lora;  // none: every weight trains
+  // The attention kernels' precision ("": bf16 under an fp8 workload, else the workload's) and
+  // where context parallelism splits the sequence (per family, as an attention op's keys).
+  Op attention_precisions;
+  // The activation function's input kept for backward in fp8 (TransformerEngine's
+  // activation_func_fp8_input_store, NeMo's FP8_ACTIVATION) instead of bf16.
+  bool fp8_activation_input = false;
 };
 
 TransformerSpec parse_transformer(const config::ConfigNode& node);
@@ -63,5 +90,10 @@ std::int64_t decoder_layer_parameters(const TransformerSpec& spec);
 std::int64_t transformer_parameters(const TransformerSpec& spec);
 /// Learned absolute position embeddings (sequence x hidden), 0 with RoPE.
 std::int64_t position_parameters(const TransformerSpec& spec);
+/// The LoRA adapters' parameters of one decoder layer (0 without LoRA).
+std::int64_t adapter_parameters(const TransformerSpec& spec);
+/// Bytes one decoder layer keeps per token for backward, without recompute and without the
+/// unfused attention's s x s terms (the counts above).
+double kept_bytes_per_token(const TransformerSpec& spec);
 
 }  // namespace sp::models

@@ -107,7 +107,8 @@ TEST(Catalog, WorkloadTotalsMatchTheReference) {
   EXPECT_NEAR((bert.forward_flops_per_sample() + bert.backward_flops_per_sample()).value(), 494e9, 1e9);
 
   const Workload llama = c.workload(name_node("llama2_70b_lora"));
-  EXPECT_EQ(llama.total_parameters(), 68'976'648'192);
+  // The base model's 68,976,648,192 and the adapters' 80 x 557,056 = 44,564,480.
+  EXPECT_EQ(llama.total_parameters(), 68'976'648'192 + 44'564'480);
   EXPECT_EQ(llama.trainable_parameters(), 44'564'480);
   EXPECT_NEAR((llama.forward_flops_per_sample() + llama.backward_flops_per_sample()).value(), 2.52e15, 0.01e15);
   EXPECT_DOUBLE_EQ(llama.gradient_bytes().value(), 2.0 * 44'564'480);

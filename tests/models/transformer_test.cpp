@@ -118,8 +118,9 @@ TEST(Transformer, UnfusedAttentionRunsTheScoresAsGemmsAndPassesAndKeepsThem) {
   // 22B's layer (64 heads of 96, s = 2048) unfused, one sample on one GPU: forward Q K^T and P V
   // as batched GEMMs of 64 heads (2048 x 2048 x 96 and 2048 x 96 x 2048), and between them the
   // softmax and dropout over 64 x 2048^2 scores at 9 B each (2.42 GB); backward four GEMMs and
-  // 11 B a score. Kept for the backward: 34 s d + 5 a s^2 = 427.8 MB + 1342.2 MB a sequence, of
-  // which selective recompute keeps only the first (Korthikanti et al. 2023, section 4.2).
+  // 11 B a score. Kept for the backward: 32 s d (Korthikanti et al.'s 34 s d less the two hidden
+  // dropout masks this layer has not) + 5 a s^2 = 402.7 MB + 1342.2 MB a sequence, of which
+  // selective recompute keeps only the first (Korthikanti et al. 2023, section 4.2).
   const Workload w = parse(
       "{layers: 48, hidden: 6144, heads: 64, ffn: 24576, activation: gelu, norm: layernorm, bias: true, "
       "vocabulary: 51200, sequence: 2048, tied_embeddings: true, attention: unfused}");
@@ -140,7 +141,7 @@ TEST(Transformer, UnfusedAttentionRunsTheScoresAsGemmsAndPassesAndKeepsThem) {
   const auto bwd = expand(*attention, one, Pass::backward, "bf16");
   ASSERT_EQ(bwd.size(), 5u);
   EXPECT_DOUBLE_EQ(bwd[2].bytes.value(), 11.0 * 64 * 2048 * 2048);
-  EXPECT_DOUBLE_EQ(l.activations.value(), 34.0 * 2048 * 6144 + 5.0 * 64 * 2048 * 2048);
+  EXPECT_DOUBLE_EQ(l.activations.value(), 32.0 * 2048 * 6144 + 5.0 * 64 * 2048 * 2048);
   EXPECT_DOUBLE_EQ(l.attention_activations.value(), 5.0 * 64 * 2048 * 2048);
   // One GPU, one sample: selective recompute keeps 48 x 1342.2 MB less.
   const Platform p = testing::simple_platform();
@@ -149,6 +150,89 @@ TEST(Transformer, UnfusedAttentionRunsTheScoresAsGemmsAndPassesAndKeepsThem) {
   spec.recompute = Recompute::selective;
   const Bytes selective = estimate_memory(w, p.accelerator, testing::layout(p, 1, 1, spec)).activations;
   EXPECT_NEAR((plain - selective).value(), 48 * 5.0 * 64 * 2048 * 2048, 1);
+}
+
+TEST(Transformer, KeptActivationsAreKorthikantisCountTensorByTensor) {
+  // Korthikanti et al. 2023, section 4.1, a GPT layer with dropout (q = kv = d, f = 4 d, GeLU):
+  // attention 11 s d (input 2, Q K V 6, output 2, dropout mask 1), MLP 19 s d (input 2, GeLU input
+  // 8, fc2 input 8, mask 1), two LayerNorms' inputs 4 s d: 34 s d.
+  TransformerSpec gpt;
+  gpt.hidden = 6144;
+  gpt.heads = 64;
+  gpt.kv_heads = 64;
+  gpt.head_dim = 96;
+  gpt.ffn = 4 * 6144;
+  gpt.activation = TransformerSpec::Activation::gelu;
+  gpt.dropout = true;
+  EXPECT_DOUBLE_EQ(kept_bytes_per_token(gpt), 34.0 * 6144);
+  // Llama 2 70B (d 8192, GQA kv = 1024, SwiGLU f = 28672, no dropout): norms 4 d, attention input
+  // 2 d, Q K V 2 (8192 + 2048) = 2.5 d, output 2 d, MLP input 2 d, SwiGLU's gate and up 4 f = 14 d,
+  // down's input 2 f = 7 d: 33.5 d.
+  TransformerSpec llama;
+  llama.hidden = 8192;
+  llama.heads = 64;
+  llama.kv_heads = 8;
+  llama.head_dim = 128;
+  llama.ffn = 28672;
+  EXPECT_DOUBLE_EQ(kept_bytes_per_token(llama), 33.5 * 8192);
+  // Its LoRA (qkv and o adapted, adapter dropout): the frozen GEMMs keep no input; the qkv adapter
+  // its dropped input and mask (3 d), o's 3 q = 3 d beside the attention output flash attention
+  // keeps; the MLP only SwiGLU's input: 4 + 3 + 2.5 + 2 + 3 + 14 = 28.5 d; SwiGLU's input in fp8
+  // (7 d): 21.5 d.
+  llama.lora = TransformerSpec::Lora{16, true, true, false, true, "bf16"};
+  EXPECT_DOUBLE_EQ(kept_bytes_per_token(llama), 28.5 * 8192);
+  llama.fp8_activation_input = true;
+  EXPECT_DOUBLE_EQ(kept_bytes_per_token(llama), 21.5 * 8192);
+}
+
+const std::string kLlama2LoRA =
+    "{layers: 80, hidden: 8192, heads: 64, kv_heads: 8, ffn: 28672, vocabulary: 32000, sequence: 8192, "
+    "attention: {implementation: fused, precision: fp8, context_parallel_precision: {default: bf16, blackwell: fp8}}, "
+    "lora: {rank: 16, targets: [qkv, o], dropout: true, precision: bf16}, activation_input: fp8}";
+
+TEST(Transformer, LoraFreezesTheBaseAndTrainsRankRAdaptersBesideIt) {
+  // MLPerf's Llama2-70B LoRA: r = 16 on the fused qkv projection (8192 -> 10240) and on o
+  // (8192 -> 8192): 16 x (8192 + 10240) + 16 x (8192 + 8192) = 294,912 + 262,144 = 557,056 a layer,
+  // 44,564,480 in all; the base 855,654,400 a layer, the embedding and untied head 32,000 x 8,192
+  // each and the final norm 8,192, all frozen.
+  const Workload w = parse(kLlama2LoRA);
+  const LayerGroup& l = w.layers[1];
+  EXPECT_EQ(l.trainable_parameters, 557'056);
+  EXPECT_EQ(l.parameters, 855'654'400 + 557'056);
+  EXPECT_EQ(w.trainable_parameters(), 80LL * 557'056);
+  EXPECT_EQ(w.total_parameters(), 80LL * (855'654'400 + 557'056) + 2LL * 32000 * 8192 + 8192);
+  EXPECT_EQ(w.layers[0].trainable_parameters, 0);
+  EXPECT_FALSE(w.layers[0].backward_pass);  // frozen and first: the lookup runs forward only
+  EXPECT_EQ(w.layers[2].trainable_parameters, 0);
+  for (const char* base : {"q", "k", "v", "o", "gate", "up", "down"}) EXPECT_TRUE(op_named(l, base).frozen) << base;
+  EXPECT_TRUE(op_named(w.layers[2], "lm_head").frozen);
+  // A replicated beside a column-parallel GEMM, B split as it; beside the row-parallel o the other way.
+  EXPECT_EQ(op_named(l, "lora_qkv_a").tp_split, TpSplit::none);
+  EXPECT_EQ(op_named(l, "lora_qkv_b").tp_split, TpSplit::n);
+  EXPECT_EQ(op_named(l, "lora_o_a").tp_split, TpSplit::k);
+  EXPECT_EQ(op_named(l, "lora_o_b").tp_split, TpSplit::none);
+  EXPECT_EQ(op_named(l, "lora_o_b").precision, "bf16");
+  // Per sequence (s = 8192): forward 2 x 855,638,016 s (the GEMM weights) + causal attention
+  // 2 s^2 q + the adapters 2 x 557,056 s = 15.127411687424 TFLOP; backward only the frozen GEMMs'
+  // input gradients (their forward again), attention twice its forward, the adapters twice theirs
+  // = 16.236050120704 TFLOP: the totals the hand-written file documented.
+  EXPECT_NEAR(l.forward.value(), 15.127411687424e12, 1e3);
+  EXPECT_NEAR(l.backward.value(), 16.236050120704e12, 1e3);
+  // Element-wise, eager: two RMSNorms (36 B, 8 kernels) and residual adds (6 B) on d, the qkv
+  // adapter's input dropout (5 B, 1): 2 x 42 x 8192 + 5 x 8192 = 729,088 B in 19 kernels. In the
+  // TP region: RoPE 26 x 9216, copies 8 x 8192, SwiGLU 10 x 28672, the adapters' scaled adds
+  // 10 x 10240 and 10 x 8192 (2 kernels each), o's input dropout 5 x 8192: 817,152 B in 20.
+  EXPECT_DOUBLE_EQ(op_named(l, "norms_residuals").forward_bytes_per_token.value(), 729'088);
+  EXPECT_DOUBLE_EQ(op_named(l, "norms_residuals").forward_kernels, 19);
+  EXPECT_DOUBLE_EQ(op_named(l, "rope_activation").forward_bytes_per_token.value(), 817'152);
+  EXPECT_DOUBLE_EQ(op_named(l, "rope_activation").forward_kernels, 20);
+  // Kept for backward: 21.5 d a token (KeptActivations above).
+  EXPECT_DOUBLE_EQ(l.activations.value(), 21.5 * 8192 * 8192);
+  // FP8 attention where the sequence is whole, BF16 under CP, FP8 under CP on Blackwell.
+  const Op& attention = op_named(l, "self");
+  EXPECT_EQ(attention.precision, "fp8");
+  EXPECT_EQ(attention.context_parallel_precision, "bf16");
+  EXPECT_EQ(attention.context_parallel_precision_by_family.at("blackwell").precision, "fp8");
 }
 
 TEST(Transformer, FileErrorsNameTheirKey) {
@@ -171,6 +255,21 @@ TEST(Transformer, FileErrorsNameTheirKey) {
   EXPECT_NE(message("{layers: 2, hidden: 96, heads: 8, ffn: 400, vocabulary: 10, sequence: 8}",
                     "layers: []\n")
                 .find("layers: give either layers or transformer, not both"),
+            std::string::npos);
+  const std::string small = "{layers: 2, hidden: 96, heads: 8, ffn: 400, vocabulary: 10, sequence: 8, ";
+  EXPECT_NE(message(small + "lora: {rank: 4, targets: [qkv, ffn]}}").find("transformer.lora.targets[1]: unknown LoRA target 'ffn' (valid: qkv, o, mlp)"),
+            std::string::npos);
+  EXPECT_NE(message(small + "lora: {rank: 4, targets: [o, o]}}").find("transformer.lora.targets[1]: target 'o' named twice"),
+            std::string::npos);
+  EXPECT_NE(message(small + "lora: {rank: 200, targets: [o]}}").find("transformer.lora.rank: exceeds hidden (96)"),
+            std::string::npos);
+  EXPECT_NE(message(small + "lora: {rank: 4, targets: []}}").find("transformer.lora.targets: needs at least one target"),
+            std::string::npos);
+  EXPECT_NE(message(small + "activation_input: fp4}").find("transformer.activation_input: unknown activation_input 'fp4'"),
+            std::string::npos);
+  EXPECT_NE(message(small + "attention: {implementation: sparse}}").find("transformer.attention.implementation: unknown attention 'sparse'"),
+            std::string::npos);
+  EXPECT_NE(message(small + "attention: {precision: fp4}}").find("transformer.attention.precision: unknown precision 'fp4'"),
             std::string::npos);
 }
 

@@ -1,0 +1,107 @@
+// The `transformer:` key of a workload file: an architecture, its trainable set and its kernels'
+// precisions (transformer.hpp says what each means).
+#include <string>
+
+#include "models/workloads/transformer.hpp"
+
+namespace sp::models {
+
+namespace {
+
+std::int64_t positive(const config::ConfigNode& n, const char* key) { return n.at(key).as_count(); }
+
+// `attention: fused | unfused`, or {implementation, precision, context_parallel_precision} as an
+// attention op takes them.
+void parse_attention(const config::ConfigNode& a, TransformerSpec& t) {
+  std::string implementation = "fused";
+  if (a.is_map()) {
+    a.expect_only({"implementation", "precision", "context_parallel_precision"});
+    if (auto i = a.find("implementation")) implementation = i->as_string();
+    if (auto p = a.find("precision")) t.attention_precisions.precision = parse_precision(*p);
+    if (auto p = a.find("context_parallel_precision")) parse_context_parallel_precision(*p, t.attention_precisions);
+  } else {
+    implementation = a.as_string();
+  }
+  if (implementation != "fused" && implementation != "unfused") {
+    (a.is_map() ? a.at("implementation") : a).fail("unknown attention '" + implementation + "'", "valid: fused (flash), unfused");
+  }
+  t.unfused_attention = implementation == "unfused";
+}
+
+TransformerSpec::Lora parse_lora(const config::ConfigNode& n, const TransformerSpec& t) {
+  n.expect_only({"rank", "targets", "dropout", "precision"});
+  TransformerSpec::Lora l;
+  l.rank = positive(n, "rank");
+  if (l.rank > t.hidden) n.at("rank").fail("exceeds hidden (" + std::to_string(t.hidden) + "): no low-rank adapter");
+  const config::ConfigNode targets = n.at("targets");
+  for (const auto& e : targets.elements()) {
+    const std::string v = e.as_string();
+    bool* flag = v == "qkv" ? &l.qkv : v == "o" ? &l.o : v == "mlp" ? &l.mlp : nullptr;
+    if (flag == nullptr) e.fail("unknown LoRA target '" + v + "'", "valid: qkv, o, mlp");
+    if (*flag) e.fail("target '" + v + "' named twice");
+    *flag = true;
+  }
+  if (!(l.qkv || l.o || l.mlp)) targets.fail("needs at least one target: qkv, o, mlp");
+  if (auto d = n.find("dropout")) l.dropout = d->as_bool();
+  if (auto p = n.find("precision")) l.precision = parse_precision(*p);
+  return l;
+}
+
+}  // namespace
+
+
+TransformerSpec parse_transformer(const config::ConfigNode& n) {
+  n.expect_only({"layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "activation", "norm", "bias",
+                 "vocabulary", "sequence", "tied_embeddings", "attention", "position", "elementwise", "dropout",
+                 "lora", "activation_input"});
+  TransformerSpec t;
+  const std::int64_t layers = positive(n, "layers");
+  if (layers > 100'000) n.at("layers").fail("at most 100000 layers");
+  t.layers = static_cast<int>(layers);
+  t.hidden = positive(n, "hidden");
+  t.heads = positive(n, "heads");
+  t.kv_heads = n.has("kv_heads") ? positive(n, "kv_heads") : t.heads;
+  if (t.heads % t.kv_heads != 0) n.at("kv_heads").fail("must divide heads (" + std::to_string(t.heads) + ")");
+  if (n.has("head_dim")) {
+    t.head_dim = positive(n, "head_dim");
+  } else {
+    if (t.hidden % t.heads != 0) n.at("heads").fail("must divide hidden, or give head_dim");
+    t.head_dim = t.hidden / t.heads;
+  }
+  t.ffn = positive(n, "ffn");
+  t.vocabulary = positive(n, "vocabulary");
+  t.sequence = positive(n, "sequence");
+  if (auto a = n.find("activation")) {
+    const std::string v = a->as_string();
+    if (v != "swiglu" && v != "gelu") a->fail("unknown activation '" + v + "'", "valid: swiglu, gelu");
+    t.activation = v == "gelu" ? TransformerSpec::Activation::gelu : TransformerSpec::Activation::swiglu;
+  }
+  if (auto m = n.find("norm")) {
+    const std::string v = m->as_string();
+    if (v != "rmsnorm" && v != "layernorm") m->fail("unknown norm '" + v + "'", "valid: rmsnorm, layernorm");
+    t.norm = v == "layernorm" ? TransformerSpec::Norm::layernorm : TransformerSpec::Norm::rmsnorm;
+  }
+  if (auto b = n.find("bias")) t.bias = b->as_bool();
+  if (auto e = n.find("tied_embeddings")) t.tied_embeddings = e->as_bool();
+  if (auto a = n.find("attention")) parse_attention(*a, t);
+  if (auto p = n.find("position")) {
+    const std::string v = p->as_string();
+    if (v != "rope" && v != "learned") p->fail("unknown position '" + v + "'", "valid: rope, learned");
+    t.position = v == "learned" ? TransformerSpec::Position::learned : TransformerSpec::Position::rope;
+  }
+  if (auto e = n.find("elementwise")) {
+    const std::string v = e->as_string();
+    if (v != "fused" && v != "eager") e->fail("unknown elementwise '" + v + "'", "valid: fused, eager");
+    t.fused_elementwise = v == "fused";
+  }
+  if (auto d = n.find("dropout")) t.dropout = d->as_bool();
+  if (auto l = n.find("lora")) t.lora = parse_lora(*l, t);
+  if (auto a = n.find("activation_input")) {
+    const std::string v = a->as_string();
+    if (v != "fp8" && v != "bf16") a->fail("unknown activation_input '" + v + "'", "valid: bf16, fp8 (kept for backward in)");
+    t.fp8_activation_input = v == "fp8";
+  }
+  return t;
+}
+
+}  // namespace sp::models
