@@ -31,8 +31,9 @@ output::Table predict_table(const config::CsvTable& input, const SystemModelInpu
   std::vector<SystemPrediction> predicted(rows.size());
   std::mutex lock;
   std::size_t done = 0;
+  PredictionCache configurations;  // rows naming the same system search its layout once
   parallel_for(rows.size(), [&](std::size_t i) {
-    predicted[i] = predict_system(rows[i], inputs);
+    predicted[i] = predict_system(rows[i], inputs, &configurations);
     const std::lock_guard<std::mutex> g(lock);
     if (progress) progress(++done, rows.size());
   });

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -140,12 +142,23 @@ double sensitivity(const models::Workload& w, const models::Platform& p, int n, 
 }
 }  // namespace
 
-SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs& in) {
+// The part of a row's prediction that only its configuration decides (everything predict_system
+// reads of a row but its convergence, phases and row number): the workload calibrated for its
+// stack with its parameters' spread, the platform, and the layout the search picked.
+struct ConfiguredSystem {
   SystemPrediction out;
+  std::optional<models::Workload> workload;
+};
+
+namespace {
+
+ConfiguredSystem configure(const MlperfResult& row, const SystemModelInputs& in) {
+  ConfiguredSystem c;
+  SystemPrediction& out = c.out;
   const auto fail = [&](std::string status, std::string message) {
     out.status = std::move(status);
     out.message = std::move(message);
-    return out;
+    return c;
   };
   std::optional<models::Workload> w = in.catalog.find_workload(row.benchmark);
   if (!w) return fail("error", "unknown benchmark '" + row.benchmark + "'");
@@ -214,12 +227,6 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   }
   out.estimate = *e;
   out.platform = *p;
-  const std::optional<double> converged = row.converged_samples(w->train_samples);
-  if (converged) out.at_logged_convergence = models::time_to_train_at(*e, *w, *converged);
-  if (!row.phases.empty()) {
-    const models::EvaluationCost c = models::evaluation_at(*e, *w, converged.value_or(e->convergence.mean_samples));
-    for (const PhaseObservation& o : row.phases) out.phase_seconds.push_back(modelled_phase(*e, c, o.phase));
-  }
   const double host_sd = in.calibration.unseen_host_spread(*w, stack);
   if (in.samples > 0 && (curve_sd > 0 || software.log_sd > 0 || host_sd > 0)) {
     const models::ParallelSpec chosen = spec_of(e->layout);
@@ -231,7 +238,51 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
                                                 moved(Factor::accelerator_efficiency, software.log_sd)),
                                      moved(Factor::host_per_step, host_sd));
   }
-  models::add_prediction_interval(out.estimate, *w, *p, in.samples, in.seed, static_cast<std::uint64_t>(row.row));
+  c.workload = std::move(w);
+  return c;
+}
+
+// Everything configure() reads of a row.
+std::string configuration_key(const MlperfResult& r) {
+  const auto degree = [](const std::optional<int>& d) { return d ? std::to_string(*d) : "-"; };
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.benchmark, r.accelerator,
+                     r.accelerators_per_node, r.accelerators, r.platform, r.framework,
+                     r.global_batch ? std::to_string(*r.global_batch) : "-", degree(r.tensor_parallel),
+                     degree(r.context_parallel), degree(r.pipeline_parallel));
+}
+
+}  // namespace
+
+SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs& in, PredictionCache* cache) {
+  ConfiguredSystem c;
+  if (cache) {
+    const std::string key = configuration_key(row);
+    std::optional<ConfiguredSystem> hit;
+    {
+      const std::lock_guard<std::mutex> g(cache->lock_);
+      if (auto it = cache->entries_.find(key); it != cache->entries_.end()) hit = *it->second;
+    }
+    if (hit) {
+      c = std::move(*hit);
+    } else {
+      c = configure(row, in);  // outside the lock: another thread may configure the same key, alike
+      const std::lock_guard<std::mutex> g(cache->lock_);
+      cache->entries_.emplace(key, std::make_shared<const ConfiguredSystem>(c));
+    }
+  } else {
+    c = configure(row, in);
+  }
+  SystemPrediction out = std::move(c.out);
+  if (out.status != "ok") return out;
+  const models::Workload& w = *c.workload;
+  const models::TrainingEstimate& e = out.estimate;
+  const std::optional<double> converged = row.converged_samples(w.train_samples);
+  if (converged) out.at_logged_convergence = models::time_to_train_at(e, w, *converged);
+  if (!row.phases.empty()) {
+    const models::EvaluationCost cost = models::evaluation_at(e, w, converged.value_or(e.convergence.mean_samples));
+    for (const PhaseObservation& o : row.phases) out.phase_seconds.push_back(modelled_phase(e, cost, o.phase));
+  }
+  models::add_prediction_interval(out.estimate, w, out.platform, in.samples, in.seed, static_cast<std::uint64_t>(row.row));
   return out;
 }
 

@@ -4,6 +4,9 @@
 // one does not apply at this N).
 #pragma once
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,7 +75,19 @@ struct SystemModelInputs {
   std::uint64_t seed = 1;
 };
 
-SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs& inputs);
+/// What predict_system has worked out per configuration (the layout search, the sensitivities of
+/// the time to train to the fitted parameters), shared by the rows of one table that name the same
+/// system: a table of many rows repeats few configurations. Thread-safe; results are the same
+/// with it or without.
+struct ConfiguredSystem;
+class PredictionCache {
+ private:
+  friend SystemPrediction predict_system(const MlperfResult&, const SystemModelInputs&, PredictionCache*);
+  std::mutex lock_;
+  std::map<std::string, std::shared_ptr<const ConfiguredSystem>> entries_;
+};
+
+SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs& inputs, PredictionCache* cache = nullptr);
 
 /// The model's counterpart, in seconds, of a phase the logs time: `c` is the run's evaluation
 /// cost. One that the model does not have (no asynchronous scoring) counts as 1 ms.

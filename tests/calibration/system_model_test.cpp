@@ -152,6 +152,38 @@ TEST(SystemModel, ARowsDeclaredLayoutReplacesTheSearch) {
   }
 }
 
+TEST(SystemModel, RowsOfOneConfigurationShareItsSearchAndKeepTheirOwnDraws) {
+  // Two rows naming the same system (Llama2-70B LoRA on 16 H100 at GBS 8) but different table
+  // rows and logged convergence: with a cache the second reuses the first's layout search and
+  // sensitivities, and both are what they are without it (their intervals drawn from their own
+  // row numbers, their convergence their own); a row with another batch is another configuration.
+  const PlatformCatalog platforms(catalog());
+  const SystemModelInputs in{catalog(), platforms, models::default_calibration(), 100, 1};
+  MlperfResult a = system_row("llama2_70b_lora", "NVIDIA H100-SXM5-80GB", 16, 8);
+  a.global_batch = 8;
+  a.row = 2;
+  MlperfResult b = a;
+  b.row = 7;
+  b.converged = 3400;  // the samples its logged runs converged at
+  MlperfResult c = a;
+  c.global_batch = 16;
+  PredictionCache cache;
+  for (const MlperfResult& r : {a, b, c, a}) {
+    const SystemPrediction cached = predict_system(r, in, &cache);
+    const SystemPrediction plain = predict_system(r, in);
+    ASSERT_EQ(cached.status, "ok") << cached.message;
+    EXPECT_EQ(cached.estimate.layout.describe(), plain.estimate.layout.describe());
+    EXPECT_EQ(cached.global_batch, plain.global_batch);
+    EXPECT_EQ(cached.estimate.time_to_train, plain.estimate.time_to_train);
+    EXPECT_EQ(cached.estimate.p10, plain.estimate.p10);
+    EXPECT_EQ(cached.estimate.p90, plain.estimate.p90);
+    EXPECT_EQ(cached.at_logged_convergence, plain.at_logged_convergence);
+  }
+  EXPECT_NE(predict_system(a, in, &cache).estimate.p10, predict_system(b, in, &cache).estimate.p10);
+  EXPECT_NE(predict_system(b, in, &cache).at_logged_convergence, Duration{});
+  EXPECT_EQ(predict_system(c, in, &cache).global_batch, 16);
+}
+
 TEST(SystemModel, AClusterPlatformIsUsedWhereARowNamesIt) {
   // Oracle's RoCE cluster (16 x 200 Gb/s a node) is one operator's platform: an H100 row without a
   // platform gets the reference DGX H100 (8 x 400 Gb/s), one naming it gets Oracle's, and a name
