@@ -21,24 +21,26 @@ std::size_t cost_index(std::string_view key) {
 }
 }  // namespace
 
-std::optional<Duration>& WorkloadCurve::cost(std::string_view key) { return evaluation_costs[cost_index(key)]; }
-const std::optional<Duration>& WorkloadCurve::cost(std::string_view key) const {
+std::optional<Duration>& WorkloadCalibration::cost(std::string_view key) { return evaluation_costs[cost_index(key)]; }
+const std::optional<Duration>& WorkloadCalibration::cost(std::string_view key) const {
   return evaluation_costs[cost_index(key)];
 }
 
-void Calibration::apply(Workload& w, const std::string& stack) const {
+Workload Calibration::calibrated(Workload w, const std::string& stack) const {
+  ImplementationCosts& costs = w;  // what calibration may change, and nothing else
+  PredictionSpread& spread = w;
   if (auto it = workloads.find(w.name); it != workloads.end()) {
-    w.software_efficiency = it->second.software_efficiency;
-    w.model_error = it->second.model_error;
+    const WorkloadCalibration& c = it->second;
+    costs.software_efficiency = c.software_efficiency;
+    spread.model_error = c.model_error;
     for (std::size_t k = 0; k < kEvaluationCosts.size(); ++k) {
-      if (const auto& v = it->second.evaluation_costs[k]) w.evaluation.*kEvaluationCosts[k].member = *v;
+      if (const auto& v = c.evaluation_costs[k]) costs.evaluation_costs.*kEvaluationCosts[k].member = *v;
     }
-    if (const auto& v = it->second.host_per_step) w.host_per_step = *v;
-    if (auto on = it->second.host_per_step_on.find(stack); on != it->second.host_per_step_on.end()) {
-      w.host_per_step = on->second;
-    }
+    if (c.host_per_step) costs.host_per_step = *c.host_per_step;
+    if (auto on = c.host_per_step_on.find(stack); on != c.host_per_step_on.end()) costs.host_per_step = on->second;
   }
-  if (!scale_error.empty()) w.model_error_by_scale = scale_error;
+  if (!scale_error.empty()) spread.model_error_by_scale = scale_error;
+  return w;
 }
 
 double Calibration::unseen_host_spread(const Workload& w, const std::string& stack) const {
@@ -134,7 +136,7 @@ Calibration parse_calibration(const config::ConfigNode& n) {
       std::vector<std::string> keys{"software_efficiency", "log_sd", "model_error", "host_per_step", "host_per_step_on"};
       for (const EvaluationCostField& f : kEvaluationCosts) keys.emplace_back(f.calibration_key);
       v.expect_only(keys);
-      WorkloadCurve w;
+      WorkloadCalibration w;
       w.software_efficiency = v.at("software_efficiency").as_positive_number();
       if (auto x = v.find("log_sd")) w.log_sd = x->as_number();
       if (auto x = v.find("model_error")) w.model_error = x->as_number();

@@ -24,7 +24,7 @@
 
 namespace sp::models {
 
-struct WorkloadCurve {
+struct WorkloadCalibration {
   double software_efficiency = 1;
   double log_sd = 0;        // its uncertainty after the fit (log scale)
   double model_error = 0;   // log-space spread of the model's held-out errors (prediction intervals)
@@ -54,7 +54,7 @@ struct SoftwareEfficiency {
 };
 
 struct Calibration {
-  std::map<std::string, WorkloadCurve> workloads;  // by workload name
+  std::map<std::string, WorkloadCalibration> workloads;  // by workload name
   std::map<std::string, SoftwareLevel> stacks;     // the reference stack is absent: 0
   std::map<std::string, SoftwareLevel> families;   // "family/stack"; the reference family absent
   std::map<std::string, SoftwareLevel> kinds;      // kinds with calibration rows; the reference absent
@@ -68,8 +68,11 @@ struct Calibration {
   std::string reference_stack = "nvidia", reference_family = "hopper/nvidia", reference_kind = "H100-SXM5-80GB";
   std::map<int, double> scale_error;  // upper bound of N -> model error there (Workload::model_error_by_scale)
 
-  /// The workload's calibrated values, for its code on software `stack` (the files' when empty).
-  void apply(Workload& w, const std::string& stack = {}) const;
+  /// The workload as calibration has it, for its code on software `stack` (the files' when
+  /// empty): its implementation costs and prediction spread fitted (the file's where the fit has
+  /// none); what the model is, what the benchmark asks and the recipes as the file gives them.
+  /// Applied at lookup, to a copy: the catalog's description is never written.
+  Workload calibrated(Workload w, const std::string& stack = {}) const;
   /// The log-spread of `w`'s host time per step on `stack`: 0 where the fit saw that code (the
   /// files' stack, or a fitted host_per_step_on), workload_spread for another stack's code the
   /// fit never saw (it takes the files' value, which says little about other code).

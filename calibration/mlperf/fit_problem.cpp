@@ -77,7 +77,7 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
     // Workload parameters' priors: the files' values, a factor e^workload_spread either way.
     const double prior_sd = defaults_.workload_spread;
     p.deps.push_back(add({K::efficiency, p.workload.name, w, efficiency_parameter(p.workload), prior_sd, -1, {}}));
-    const models::EvaluationRule& e = p.workload.evaluation;
+    const models::EvaluationCosts& e = p.workload.evaluation_costs;
     // Each evaluation cost the workload file names is fitted, its value there the prior's centre.
     for (std::size_t k = 0; k < models::kEvaluationCosts.size(); ++k) {
       const Duration v = e.*models::kEvaluationCosts[k].member;
@@ -128,7 +128,7 @@ models::Workload FitProblem::with(const PreparedRow& r, const Eigen::VectorXd& x
     switch (q.kind) {
       case Parameter::Kind::efficiency: w.software_efficiency = efficiency_of(x[i], r.workload); break;
       case Parameter::Kind::evaluation_cost:
-        w.evaluation.*models::kEvaluationCosts[static_cast<std::size_t>(q.cost)].member = seconds(std::exp(x[i]));
+        w.evaluation_costs.*models::kEvaluationCosts[static_cast<std::size_t>(q.cost)].member = seconds(std::exp(x[i]));
         break;
       case Parameter::Kind::host_per_step: w.host_per_step = seconds(bounded(x[i], q.lo, q.hi)); break;
       default: log_scale += x[i];
@@ -279,7 +279,7 @@ models::Calibration FitProblem::calibration(const Fit& f) const {
     const auto i = static_cast<Eigen::Index>(k);
     if (q.kind != Parameter::Kind::efficiency || !f.seen[k]) continue;
     const models::Workload& file = files_[static_cast<std::size_t>(q.workload)];
-    models::WorkloadCurve& curve = c.workloads[q.name];
+    models::WorkloadCalibration& curve = c.workloads[q.name];
     curve.software_efficiency = efficiency_of(f.x[i], file);
     // d log(efficiency) / du = log(max / min) L (1 - L) for the logistic L.
     const double l = logistic(f.x[i]);
@@ -294,7 +294,7 @@ models::Calibration FitProblem::calibration(const Fit& f) const {
       c.workloads[q.name].evaluation_costs[static_cast<std::size_t>(q.cost)] = seconds(std::exp(f.x[i]));
     }
     if (q.kind == Parameter::Kind::host_per_step) {
-      models::WorkloadCurve& curve = c.workloads[q.name];
+      models::WorkloadCalibration& curve = c.workloads[q.name];
       (q.stack.empty() ? curve.host_per_step.emplace() : curve.host_per_step_on[q.stack]) =
           seconds(bounded(f.x[i], q.lo, q.hi));
     }

@@ -185,7 +185,7 @@ ConfiguredSystem configure(const MlperfResult& row, const SystemModelInputs& in)
   // The software the row ran (its framework column) decides which calibrated levels and host
   // time apply; the uncertainty of the fitted parameters it rests on widens its interval.
   const std::string stack = models::software_stack_of(row.framework, *a);
-  in.calibration.apply(*w, stack);
+  w = in.calibration.calibrated(std::move(*w), stack);
   const models::SoftwareEfficiency software = in.calibration.apply(p->accelerator, stack);
   double curve_sd = 0;
   if (auto it = in.calibration.workloads.find(w->name); it != in.calibration.workloads.end()) curve_sd = it->second.log_sd;

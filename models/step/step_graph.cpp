@@ -130,7 +130,7 @@ class Builder {
   // counts it, and what it waits for besides: the communication above and, where the evaluation
   // dispatches eagerly, the host (models/compute/launch.hpp), from an idle host and device.
   MicroBatchForward evaluation_forward(const std::vector<int>& ks) {
-    const Duration dispatch = w_.evaluation.dispatch_per_kernel;
+    const Duration dispatch = w_.evaluation_costs.dispatch_per_kernel;
     Duration compute, tp_wait;
     IssueState issued;
     for (int k : ks) {

@@ -48,10 +48,11 @@ EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& lay, Mic
   // The loop's steps: the set in training global batches (the last one partial), or each
   // replica's micro-batches one at a time.
   c.batches = e.batch_is_global_batch ? (e.samples + gbs - 1) / gbs : micro_batches;
-  c.each = forward + scale(e.batch_overhead, static_cast<double>(c.batches)) + e.overhead + e.host_work / nodes;
-  c.scoring = exposed_scoring(e.asynchronous_scoring, scale(step, interval / static_cast<double>(gbs)) + c.each,
+  const EvaluationCosts& k = w.evaluation_costs;
+  c.each = forward + scale(k.batch_overhead, static_cast<double>(c.batches)) + k.overhead + k.host_work / nodes;
+  c.scoring = exposed_scoring(k.asynchronous_scoring, scale(step, interval / static_cast<double>(gbs)) + c.each,
                               c.evaluations);
-  if (c.evaluations > 0) c.first = e.first_overhead;
+  if (c.evaluations > 0) c.first = k.first_overhead;
   c.total = scale(c.each, c.evaluations) + c.scoring + c.first;
   return c;
 }

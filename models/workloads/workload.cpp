@@ -35,31 +35,31 @@ std::int64_t typical_global_batch(const Workload& w, int n, const ParallelSpec& 
   return typical_global_batch(w, n, n % model == 0 ? n / model : n);
 }
 
-double Workload::model_error_at(int n) const {
+double PredictionSpread::model_error_at(int n) const {
   const auto band = model_error_by_scale.lower_bound(n);
   const double e = band == model_error_by_scale.end() ? model_error : std::max(model_error, band->second);
   return std::sqrt(e * e + parameter_spread * parameter_spread);
 }
 
-std::int64_t Workload::total_parameters() const {
+std::int64_t ModelDescription::total_parameters() const {
   std::int64_t n = 0;
   for (const auto& l : layers) n += l.parameters * l.repeat;
   return n;
 }
 
-std::int64_t Workload::trainable_parameters() const {
+std::int64_t ModelDescription::trainable_parameters() const {
   std::int64_t n = 0;
   for (const auto& l : layers) n += l.trainable_parameters * l.repeat;
   return n;
 }
 
-Flops Workload::forward_flops_per_sample() const {
+Flops ModelDescription::forward_flops_per_sample() const {
   Flops f;
   for (const auto& l : layers) f += l.forward * static_cast<double>(l.repeat);
   return f;
 }
 
-Flops Workload::backward_flops_per_sample() const {
+Flops ModelDescription::backward_flops_per_sample() const {
   Flops f;
   for (const auto& l : layers) f += l.backward * static_cast<double>(l.repeat);
   return f;
@@ -125,7 +125,7 @@ LayerGroup parse_layer(const config::ConfigNode& n) {
   return l;
 }
 
-EvaluationRule parse_evaluation(const config::ConfigNode& n) {
+EvaluationRule parse_evaluation(const config::ConfigNode& n, EvaluationCosts& costs) {
   n.expect_only({"timed", "samples", "interval", "skip_first", "overhead", "host_work", "batch", "batch_overhead",
                  "asynchronous_scoring", "first_overhead", "dispatch_per_kernel"});
   EvaluationRule e;
@@ -152,7 +152,7 @@ EvaluationRule parse_evaluation(const config::ConfigNode& n) {
     if (auto x = s->find("count")) e.skip_count = nonnegative_int(*x);
   }
   for (const EvaluationCostField& f : kEvaluationCosts) {
-    if (auto x = n.find(f.workload_key)) e.*f.member = x->as_nonnegative_duration();
+    if (auto x = n.find(f.workload_key)) costs.*f.member = x->as_nonnegative_duration();
   }
   if (auto b = n.find("batch")) {
     const std::string v = b->as_string();
@@ -196,6 +196,39 @@ ConvergenceTable parse_convergence(const config::ConfigNode& n) {
   return t;
 }
 
+// The `compute:` block: what the implementation costs beyond its ops, the fit's priors with
+// their plausible ranges (the evaluation's costs are read with its rule).
+ImplementationCosts parse_implementation(const config::ConfigNode& compute) {
+  ImplementationCosts c;
+  compute.expect_only({"software_efficiency", "software_efficiency_range", "launch", "host_per_step", "host_per_step_range"});
+  if (auto l = compute.find("launch")) c.dispatch_per_kernel = parse_launch(*l);
+  if (auto h = compute.find("host_per_step")) {
+    c.host_per_step = h->as_nonnegative_duration();
+    // A fitted quantity needs its plausible range, as the software efficiency does.
+    const config::ConfigNode hr = compute.at("host_per_step_range");
+    const auto hb = hr.elements();
+    if (hb.size() != 2) hr.fail("needs [min, max], e.g. [\"0.1 ms\", \"30 ms\"]");
+    c.host_per_step_min = hb[0].as_nonnegative_duration();
+    c.host_per_step_max = hb[1].as_nonnegative_duration();
+    if (!(Duration::zero() < c.host_per_step_min && c.host_per_step_min < c.host_per_step &&
+          c.host_per_step < c.host_per_step_max)) {
+      hr.fail("must be positive and contain host_per_step strictly inside [min, max]");
+    }
+  } else if (auto hr = compute.find("host_per_step_range")) {
+    hr->fail("only with host_per_step");
+  }
+  c.software_efficiency = compute.at("software_efficiency").as_positive_number();
+  const config::ConfigNode range = compute.at("software_efficiency_range");
+  const auto bounds = range.elements();
+  if (bounds.size() != 2) range.fail("needs [min, max]");
+  c.software_efficiency_min = bounds[0].as_positive_number();
+  c.software_efficiency_max = bounds[1].as_positive_number();
+  if (!(c.software_efficiency_min < c.software_efficiency && c.software_efficiency < c.software_efficiency_max)) {
+    range.fail("must contain software_efficiency strictly inside [min, max]");
+  }
+  return c;
+}
+
 }  // namespace
 
 Workload parse_workload(const config::ConfigNode& n) {
@@ -230,33 +263,7 @@ Workload parse_workload(const config::ConfigNode& n) {
       n.at("tokens_per_sample").fail("differs from transformer.sequence (" + std::to_string(transformer->sequence) + ")");
     }
   }
-  const config::ConfigNode compute = n.at("compute");
-  compute.expect_only({"software_efficiency", "software_efficiency_range", "launch", "host_per_step", "host_per_step_range"});
-  if (auto l = compute.find("launch")) w.dispatch_per_kernel = parse_launch(*l);
-  if (auto h = compute.find("host_per_step")) {
-    w.host_per_step = h->as_nonnegative_duration();
-    // A fitted quantity needs its plausible range, as the software efficiency does.
-    const config::ConfigNode hr = compute.at("host_per_step_range");
-    const auto hb = hr.elements();
-    if (hb.size() != 2) hr.fail("needs [min, max], e.g. [\"0.1 ms\", \"30 ms\"]");
-    w.host_per_step_min = hb[0].as_nonnegative_duration();
-    w.host_per_step_max = hb[1].as_nonnegative_duration();
-    if (!(Duration::zero() < w.host_per_step_min && w.host_per_step_min < w.host_per_step &&
-          w.host_per_step < w.host_per_step_max)) {
-      hr.fail("must be positive and contain host_per_step strictly inside [min, max]");
-    }
-  } else if (auto hr = compute.find("host_per_step_range")) {
-    hr->fail("only with host_per_step");
-  }
-  w.software_efficiency = compute.at("software_efficiency").as_positive_number();
-  const config::ConfigNode range = compute.at("software_efficiency_range");
-  const auto bounds = range.elements();
-  if (bounds.size() != 2) range.fail("needs [min, max]");
-  w.software_efficiency_min = bounds[0].as_positive_number();
-  w.software_efficiency_max = bounds[1].as_positive_number();
-  if (!(w.software_efficiency_min < w.software_efficiency && w.software_efficiency < w.software_efficiency_max)) {
-    range.fail("must contain software_efficiency strictly inside [min, max]");
-  }
+  static_cast<ImplementationCosts&>(w) = parse_implementation(n.at("compute"));
   const config::ConfigNode layers = transformer ? n.at("transformer") : n.at("layers");
   std::vector<config::ConfigNode> layer_nodes;  // none for generated layers: nothing to check against
   if (transformer) {
@@ -285,7 +292,7 @@ Workload parse_workload(const config::ConfigNode& n) {
   const config::ConfigNode ds = n.at("dataset");
   ds.expect_only({"train_samples"});
   w.train_samples = ds.at("train_samples").as_positive_int();
-  w.evaluation = parse_evaluation(n.at("evaluation"));
+  w.evaluation = parse_evaluation(n.at("evaluation"), w.evaluation_costs);
   w.convergence = parse_convergence(n.at("convergence"));
   if (auto p = n.find("parallelism")) w.parallelism = parse_parallel_specs(*p);
   const config::ConfigNode mem = n.at("memory");

@@ -1,7 +1,9 @@
-// A training workload (models/workloads/*.yaml): its layers as data (parameters, trainable
-// parameters, the operations each runs, whose FLOPs must add up to the per-sample totals the file
-// documents), gradient and optimizer sizes, the software efficiency of its MLPerf implementation,
-// the evaluation rules and the convergence table from the MLPerf RCPs.
+// A training workload (models/workloads/*.yaml), by concern (the structs below): what the network
+// is (its layers as data: parameters, trainable parameters, the operations each runs, whose FLOPs
+// must add up to the per-sample totals the file documents; gradient and optimizer sizes; memory),
+// what the benchmark asks (MLPerf's evaluation cadence, the RCPs' convergence table, runs per
+// result), how submitters lay it out (v4.1 layouts and batches), what its implementation costs
+// beyond the ops (priors that calibration replaces in a copy) and how far predictions stray.
 #pragma once
 
 #include <array>
@@ -48,7 +50,8 @@ struct MemoryRule {
   Bytes reserved;                                   // framework, workspace, fragmentation
 };
 
-/// How often evaluation runs and what it costs (MLPerf rules differ per benchmark).
+/// How often evaluation runs (MLPerf's rules differ per benchmark); what it costs is the
+/// implementation's (EvaluationCosts).
 struct EvaluationRule {
   bool timed = true;
   std::int64_t samples = 0;              // evaluated each time
@@ -59,13 +62,19 @@ struct EvaluationRule {
   double interval_epochs = 0;            // alternatively, every this many epochs
   double skip_per_global_batch = 0;      // the first FLOOR(skip_per_global_batch x GBS + skip_count)
   std::int64_t skip_count = 0;           //   evaluations are skipped
+  // Evaluation batches are the training global batch (NeMo/Megatron) or one micro-batch per
+  // replica (the default).
+  bool batch_is_global_batch = false;
+};
+
+/// What an evaluation costs beyond its forward passes: the implementation's fixed costs, which
+/// calibration fits (the workload file's `evaluation:` values are their priors).
+struct EvaluationCosts {
   Duration overhead;                     // per evaluation, whatever the scale (synchronisation, set-up)
   // Per evaluation batch: what the evaluation loop exposes at each of its steps and training
   // hides (batch fetch, loss reduced across the replicas with a host synchronisation, eager
-  // launches after it). Evaluation batches are the training global batch (NeMo/Megatron) or one
-  // micro-batch per replica (the default).
+  // launches after it).
   Duration batch_overhead;
-  bool batch_is_global_batch = false;
   Duration host_work;                    // per evaluation, host-side work shared by the nodes (COCO mAP)
   // Scoring handed to one background worker (NVIDIA's RetinaNet `--async-coco`): training goes on
   // while it runs, so only the last evaluation's scoring delays the run's end, plus a backlog where
@@ -84,19 +93,19 @@ struct EvaluationRule {
 };
 
 /// The evaluation costs calibration fits: their keys in workload and calibration files and where
-/// they sit in the rule, in one table so that every reader and writer agrees.
+/// they sit, in one table so that every reader and writer agrees.
 struct EvaluationCostField {
   const char* workload_key;
   const char* calibration_key;
-  Duration EvaluationRule::*member;
+  Duration EvaluationCosts::*member;
 };
 inline constexpr std::array<EvaluationCostField, 6> kEvaluationCosts{{
-    {"overhead", "evaluation_overhead", &EvaluationRule::overhead},
-    {"host_work", "host_work", &EvaluationRule::host_work},
-    {"batch_overhead", "evaluation_batch_overhead", &EvaluationRule::batch_overhead},
-    {"asynchronous_scoring", "evaluation_scoring", &EvaluationRule::asynchronous_scoring},
-    {"first_overhead", "evaluation_first_overhead", &EvaluationRule::first_overhead},
-    {"dispatch_per_kernel", "evaluation_dispatch_per_kernel", &EvaluationRule::dispatch_per_kernel},
+    {"overhead", "evaluation_overhead", &EvaluationCosts::overhead},
+    {"host_work", "host_work", &EvaluationCosts::host_work},
+    {"batch_overhead", "evaluation_batch_overhead", &EvaluationCosts::batch_overhead},
+    {"asynchronous_scoring", "evaluation_scoring", &EvaluationCosts::asynchronous_scoring},
+    {"first_overhead", "evaluation_first_overhead", &EvaluationCosts::first_overhead},
+    {"dispatch_per_kernel", "evaluation_dispatch_per_kernel", &EvaluationCosts::dispatch_per_kernel},
 }};
 
 struct ConvergencePoint {
@@ -112,9 +121,15 @@ struct ConvergenceTable {
   std::vector<ConvergencePoint> points;  // ascending global batch
 };
 
-struct Workload {
+// A workload by concern: what the network is, what the benchmark asks, how submitters lay it
+// out, what its implementation costs beyond the ops (the file's priors, which calibration
+// replaces in the copy Calibration::calibrated returns, never in the catalog's description), and
+// how far predictions of it stray.
+
+/// What the network is: its layers and their ops, parameters and trainable set, the bytes its
+/// gradients and optimizer move, and what an accelerator must hold.
+struct ModelDescription {
   std::string name;
-  std::string mlperf_benchmark;
   std::string description;
   std::string sample;     // what one sample is ("sequence", "image")
   std::string precision;  // selects the accelerator peak: bf16 | fp16 | fp8
@@ -122,6 +137,36 @@ struct Workload {
   Bytes gradient_bucket;
   Bytes optimizer_traffic_per_parameter;
   double tokens_per_sample = 1;      // sequence length (positions for images): what a GEMM's rows count
+  std::vector<LayerGroup> layers;    // forward order
+  MemoryRule memory;
+
+  std::int64_t total_parameters() const;
+  std::int64_t trainable_parameters() const;
+  Flops forward_flops_per_sample() const;
+  Flops backward_flops_per_sample() const;
+  Bytes gradient_bytes() const { return gradient_bytes_per_parameter * static_cast<double>(trainable_parameters()); }
+};
+
+/// What the benchmark asks: the data, the evaluation cadence, the convergence table from the
+/// MLPerf RCPs, and how many runs make a result.
+struct BenchmarkRules {
+  std::string mlperf_benchmark;
+  std::int64_t train_samples = 0;    // dataset size (one epoch)
+  EvaluationRule evaluation;
+  ConvergenceTable convergence;
+  int runs_per_result = 10;   // MLPerf scores the olympic mean of this many runs
+};
+
+/// How submitters lay it out: the v4.1 layouts and global batches.
+struct SubmitterRecipes {
+  ParallelSpecs parallelism;
+  /// Global batches the v4.1 submissions used at some N: the default where none is given.
+  std::map<int, std::int64_t> typical_global_batch;
+};
+
+/// What the implementation costs beyond its ops as described, each with the plausible range the
+/// fit keeps it in: the file's values are the priors, calibration's the fitted ones.
+struct ImplementationCosts {
   /// How much less element-wise work (bytes and launches) the workload's MLPerf implementation
   /// does than its ops as described (plain PyTorch's kernels): the compute model's fitted factor
   /// (compute_model.hpp), with the file's value as the prior and a plausible range.
@@ -136,19 +181,15 @@ struct Workload {
   // `host_per_step`), within its plausible range (`host_per_step_range`); zero otherwise.
   Duration host_per_step;
   Duration host_per_step_min, host_per_step_max;
+  EvaluationCosts evaluation_costs;
   // The software stack whose MLPerf code the workload files describe (NVIDIA's): their
   // host_per_step is that code's; another stack runs other code (maxdiffusion on JAX, tinygrad).
   static constexpr const char* kDescribedStack = "nvidia";
-  std::vector<LayerGroup> layers;    // forward order
-  std::int64_t train_samples = 0;    // dataset size (one epoch)
-  EvaluationRule evaluation;
-  ConvergenceTable convergence;
-  ParallelSpecs parallelism;  // the layouts the v4.1 submissions used
-  /// Global batches the v4.1 submissions used at some N: the default where none is given.
-  std::map<int, std::int64_t> typical_global_batch;
-  MemoryRule memory;
-  int runs_per_result = 10;   // MLPerf scores the olympic mean of this many runs
-  double model_error = 0;     // log-space spread of the model's own error (set by calibration)
+};
+
+/// How far the model's predictions of it stray, as calibration measured them (log space).
+struct PredictionSpread {
+  double model_error = 0;     // the spread of the model's own error
   /// The same, measured over all workloads per range of N: upper bound of N -> spread. The
   /// error grows with the distance from the small systems most rows come from.
   std::map<int, double> model_error_by_scale;
@@ -158,13 +199,9 @@ struct Workload {
 
   /// The spread at N: the larger of the workload's and its scale range's, with the parameters'.
   double model_error_at(int accelerators) const;
-
-  std::int64_t total_parameters() const;
-  std::int64_t trainable_parameters() const;
-  Flops forward_flops_per_sample() const;
-  Flops backward_flops_per_sample() const;
-  Bytes gradient_bytes() const { return gradient_bytes_per_parameter * static_cast<double>(trainable_parameters()); }
 };
+
+struct Workload : ModelDescription, BenchmarkRules, SubmitterRecipes, ImplementationCosts, PredictionSpread {};
 
 Workload parse_workload(const config::ConfigNode& node);
 

@@ -144,7 +144,7 @@ ScenarioSpec scenario_from_node(const config::ConfigNode& root, const config::Co
       calibration = models::parse_calibration(config::load_file(params.string()));
     }
   }
-  calibration.apply(s.workload, s.platform.accelerator.software_stack);
+  s.workload = calibration.calibrated(std::move(s.workload), s.platform.accelerator.software_stack);
   calibration.apply(s.platform.accelerator);
   s.platform.accelerator.peak_for(s.workload.precision, platform.at("accelerator"));
 

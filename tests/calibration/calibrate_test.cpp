@@ -70,7 +70,7 @@ TEST(Calibrate, TheCommittedParametersComeFromTheCommittedData) {
       config::load_file(std::string(SP_SOURCE_DIR) + "/calibration/params/mlperf_v4.1.yaml"));
   ASSERT_EQ(fit.calibration.workloads.size(), committed.workloads.size());
   for (const auto& [name, c] : committed.workloads) {
-    const models::WorkloadCurve& got = fit.calibration.workloads.at(name);
+    const models::WorkloadCalibration& got = fit.calibration.workloads.at(name);
     EXPECT_NEAR(got.software_efficiency / c.software_efficiency, 1, 1e-5) << name;
     EXPECT_NEAR(got.log_sd, c.log_sd, 1e-5) << name;
     // Physical ranges, in kEvaluationCosts' order: a timed evaluation's barrier and set-up under
@@ -172,8 +172,8 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
     if (!r.time_to_train_min) continue;
     const SystemPrediction p = predict_system(r, generate);
     if (p.status != "ok") continue;
-    models::Workload w = *catalog().find_workload(r.benchmark);
-    truth.apply(w, models::software_stack_of(r.framework, *catalog().find_accelerator(r.accelerator)));
+    const models::Workload w = truth.calibrated(*catalog().find_workload(r.benchmark),
+                                                models::software_stack_of(r.framework, *catalog().find_accelerator(r.accelerator)));
     const double samples = r.converged_samples(w.train_samples).value_or(p.estimate.convergence.mean_samples);
     r.time_to_train_min = to_seconds(models::time_to_train_at(p.estimate, w, samples)) / 60;
     ASSERT_EQ(p.phase_seconds.size(), r.phases.size());
@@ -183,17 +183,17 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
   for (const auto& [name, c] : truth.workloads) {
     EXPECT_NEAR(fit.calibration.workloads.at(name).software_efficiency / c.software_efficiency, 1, 0.02) << name;
   }
-  const models::WorkloadCurve& retinanet = fit.calibration.workloads.at("retinanet");
+  const models::WorkloadCalibration& retinanet = fit.calibration.workloads.at("retinanet");
   EXPECT_NEAR(to_seconds(*retinanet.cost("evaluation_overhead")), 0.4, 0.04);
   EXPECT_NEAR(to_seconds(*retinanet.cost("host_work")), 18.0, 1.0);
   EXPECT_NEAR(to_seconds(*retinanet.cost("evaluation_scoring")), 3.0, 0.15);
   EXPECT_NEAR(to_seconds(*retinanet.host_per_step), 0.004, 0.0004);
-  const models::WorkloadCurve& llama = fit.calibration.workloads.at("llama2_70b_lora");
+  const models::WorkloadCalibration& llama = fit.calibration.workloads.at("llama2_70b_lora");
   EXPECT_NEAR(to_seconds(*llama.cost("evaluation_overhead")), 0.6, 0.06);
   EXPECT_NEAR(to_seconds(*llama.cost("evaluation_batch_overhead")), 0.17, 0.017);
   EXPECT_NEAR(to_seconds(*llama.cost("evaluation_first_overhead")), 12.0, 0.6);
   EXPECT_NEAR(to_seconds(*llama.cost("evaluation_dispatch_per_kernel")), 100e-6, 10e-6);
-  const models::WorkloadCurve& sd = fit.calibration.workloads.at("stable_diffusion");
+  const models::WorkloadCalibration& sd = fit.calibration.workloads.at("stable_diffusion");
   EXPECT_NEAR(to_seconds(*sd.host_per_step), 0.006, 0.0006);
   ASSERT_EQ(sd.host_per_step_on.count("jax"), 1u);
   EXPECT_NEAR(to_seconds(sd.host_per_step_on.at("jax")), 0.02, 0.002);
@@ -262,7 +262,7 @@ TEST(Calibrate, PhaseResidualsCompareTheModelsPhasesWithTheLogs) {
   // The file's values at the prior: overhead 1 s, host work 30 s over 316 nodes, scoring 5 s.
   const models::TrainingEstimate e = models::estimate_training(row->workload, row->platform, 2528, row->gbs, row->spec);
   const double each = to_seconds(scale(e.step.evaluation_forward.compute + e.step.evaluation_forward.waits, 10.0) +
-                                 scale(row->workload.evaluation.batch_overhead, 10.0)) + 1.0 + 30.0 / 316;
+                                 scale(row->workload.evaluation_costs.batch_overhead, 10.0)) + 1.0 + 30.0 / 316;
   // 24,781 images over 2,528 replicas: 10 per replica, one per micro-batch.
   EXPECT_NEAR(got[0], std::log(each / row->row.phases[0].seconds), 1e-9);
   const double epochs = row->converged_samples / row->workload.train_samples;
@@ -389,9 +389,7 @@ TEST(Calibrate, HostTimePerStepIsThatOfTheCodeTheStackRuns) {
       "                               host_per_step_on: {jax: \"26 ms\"}}}\n",
       "params.yaml"));
   const auto host = [&](const std::string& stack) {
-    models::Workload w = *catalog().find_workload("stable_diffusion");
-    c.apply(w, stack);
-    return w.host_per_step;
+    return c.calibrated(*catalog().find_workload("stable_diffusion"), stack).host_per_step;
   };
   EXPECT_EQ(host("jax"), milliseconds(26));
   EXPECT_EQ(host("nvidia"), milliseconds(7));
@@ -493,8 +491,7 @@ TEST(Calibrate, ModelErrorIsTheLargerOfTheWorkloadsAndItsScaleRanges) {
       "workloads: {bert: {software_efficiency: 1.5, model_error: 0.05}}\n"
       "model_error_by_scale: {\"N<=8\": 0.03, \"N=9-64\": 0.09, \"N>64\": 0.18}\n",
       "params.yaml"));
-  models::Workload w = *catalog().find_workload("bert");
-  c.apply(w);
+  const models::Workload w = c.calibrated(*catalog().find_workload("bert"));
   EXPECT_DOUBLE_EQ(w.model_error_at(4), 0.05);     // the workload's spread dominates on one node
   EXPECT_DOUBLE_EQ(w.model_error_at(8), 0.05);
   EXPECT_DOUBLE_EQ(w.model_error_at(9), 0.09);     // 9-64: the range's

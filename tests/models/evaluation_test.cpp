@@ -27,8 +27,8 @@ Workload hand_worked() {
   Workload w = testing::evaluated_workload(1000, 100);
   w.evaluation.skip_per_global_batch = 0.5;
   w.evaluation.skip_count = 1;
-  w.evaluation.overhead = seconds(0.5);
-  w.evaluation.host_work = seconds(1.0);
+  w.evaluation_costs.overhead = seconds(0.5);
+  w.evaluation_costs.host_work = seconds(1.0);
   return w;
 }
 }  // namespace
@@ -53,7 +53,7 @@ TEST(Evaluation, EachStepOfTheEvaluationLoopCostsItsOverhead) {
   // default): 32 steps, 64 + 320 = 384 ms. In training global batches of 64 (NeMo): CEIL(1000 /
   // 64) = 16 steps (the last one partial), 64 + 160 = 224 ms.
   Workload w = testing::evaluated_workload(1000, 100);
-  w.evaluation.batch_overhead = milliseconds(10);
+  w.evaluation_costs.batch_overhead = milliseconds(10);
   const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
   EvaluationCost c = evaluation_cost(w, lay, {milliseconds(2), {}}, milliseconds(10), 1, 1000, 64);
   EXPECT_EQ(c.batches, 32);
@@ -76,7 +76,7 @@ TEST(Evaluation, AsynchronousScoringDelaysOnlyTheEndOfTheRunUnlessItFallsBehind)
   Workload w = testing::evaluated_workload(1000, 100);
   const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
   const auto cost = [&](double scoring_s) {
-    w.evaluation.asynchronous_scoring = seconds(scoring_s);
+    w.evaluation_costs.asynchronous_scoring = seconds(scoring_s);
     return evaluation_cost(w, lay, {milliseconds(2), {}}, milliseconds(10), 1, 1000, 2);
   };
   // 0.4 s of scoring hides behind the next 0.564 s: only the last one's 0.4 s shows.
@@ -95,7 +95,7 @@ TEST(Evaluation, TheFirstEvaluationsSetUpIsPaidOncePerRun) {
   // The hand-worked case above (8.5 evaluations of 1.064 s) with 9 s of one-time set-up: 9.044 +
   // 9 = 18.044 s, whatever the number of evaluations; the recurring part stays 8.5 x 1.064 s.
   Workload w = hand_worked();
-  w.evaluation.first_overhead = seconds(9.0);
+  w.evaluation_costs.first_overhead = seconds(9.0);
   const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32);
   EvaluationCost c = evaluation_cost(w, lay, {milliseconds(2), {}}, milliseconds(10), 2, 1050, 2);
   EXPECT_EQ(c.first.ps(), seconds(9.0).ps());

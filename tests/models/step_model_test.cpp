@@ -293,12 +293,12 @@ TEST(StepModel, AnEagerEvaluationWaitsForTheHostToDispatchItsKernels) {
   // ahead after the first dispatch: 0.5 + 2 = 2.5 ms, 0.5 ms waiting.
   Workload w = testing::two_layer_workload(0, 1);
   const Platform p = testing::simple_platform();
-  w.evaluation.dispatch_per_kernel = milliseconds(3);
+  w.evaluation_costs.dispatch_per_kernel = milliseconds(3);
   StepResult r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
   EXPECT_EQ(r.evaluation_forward.compute.ps(), milliseconds(2).ps());
   EXPECT_EQ(r.evaluation_forward.waits.ps(), milliseconds(5).ps());
   EXPECT_EQ(r.step.ps(), milliseconds(5).ps());  // training is not dispatched eagerly
-  w.evaluation.dispatch_per_kernel = microseconds(500);
+  w.evaluation_costs.dispatch_per_kernel = microseconds(500);
   r = simulate_step(w, p, testing::layout(p, 8, 8), 8);
   EXPECT_EQ(r.evaluation_forward.waits.ps(), microseconds(500).ps());
 }
@@ -315,7 +315,7 @@ TEST(StepModel, LlamasEvaluationWaitsForItsAllGathersAndItsHost) {
   ASSERT_EQ(lay.describe(), "TP4 CP2 PP1 DP8 mb1 x1 ZeRO-1");
   ASSERT_FALSE(lay.evaluation_overlaps_all_gathers);
   Workload graphs = file;
-  graphs.evaluation.dispatch_per_kernel = Duration::zero();
+  graphs.evaluation_costs.dispatch_per_kernel = Duration::zero();
   const Duration gather = select_collective(p, lay.tp_group, CollectiveOp::all_gather, Bytes(134217728.0 / 2)).time;
   const StepResult without_host = simulate_step(graphs, p, lay, 64);
   EXPECT_EQ(without_host.evaluation_forward.waits.ps(), (gather * 161).ps());

@@ -164,7 +164,7 @@ TEST(Score, TimeToTrainAtAnObservedConvergence) {
   // 2.008 s each. Converging at 320 samples: 10 steps = 10 s and 320 / 50 = 6.4 evaluations =
   // 12.8512 s, 22.8512 s in all.
   Workload w = testing::evaluated_workload(100, 50);
-  w.evaluation.overhead = seconds(2);
+  w.evaluation_costs.overhead = seconds(2);
   TrainingEstimate e;
   e.layout = testing::layout(testing::simple_platform(), 8, 32);
   ASSERT_EQ(e.layout.micro_batch, 4);
