@@ -113,3 +113,19 @@ TEST(OutputSafety, AnAttributeOverAnObjectHeadersRoomIsStillWritten) {
   yaml.read(yaml.getStrType(), text);
   EXPECT_NE(text.find(description), std::string::npos);
 }
+
+TEST(OutputSafety, AFolderThatCannotBeWrittenIsAnInputErrorNamingOut) {
+  // The README's promise: an output folder scalepoint may not write is exit 2 naming --out, with
+  // nothing written. As root permissions do not stop a write; an immutable folder (chattr +i,
+  // where the file system has the attribute) does, for root too.
+  const fs::path dir = fresh("immutable");
+  fs::create_directories(dir);
+  if (sp::testing::shell("chattr +i " + dir.string() + " 2>/dev/null").status != 0) {
+    GTEST_SKIP() << "this file system cannot make a folder immutable";
+  }
+  const RunResult r = run("run " + scenario("bert") + " -q --no-timelines --out " + dir.string());
+  sp::testing::shell("chattr -i " + dir.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--out: "), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::is_empty(dir));
+}
