@@ -10,6 +10,15 @@ namespace {
 
 std::int64_t positive(const config::ConfigNode& n, const char* key) { return n.at(key).as_count(); }
 
+// Whether the key of `n` names `second` of its two values (`first` when absent), refused naming both.
+bool is_second(const config::ConfigNode& n, const char* key, const char* first, const char* second, bool absent = false) {
+  const auto v = n.find(key);
+  if (!v) return absent;
+  const std::string s = v->as_string();
+  if (s != first && s != second) v->fail("unknown " + std::string(key) + " '" + s + "'", std::string("valid: ") + first + ", " + second);
+  return s == second;
+}
+
 // `attention: fused | unfused`, or {implementation, precision, context_parallel_precision} as an
 // attention op takes them.
 void parse_attention(const config::ConfigNode& a, TransformerSpec& t) {
@@ -71,36 +80,16 @@ TransformerSpec parse_transformer(const config::ConfigNode& n) {
   t.ffn = positive(n, "ffn");
   t.vocabulary = positive(n, "vocabulary");
   t.sequence = positive(n, "sequence");
-  if (auto a = n.find("activation")) {
-    const std::string v = a->as_string();
-    if (v != "swiglu" && v != "gelu") a->fail("unknown activation '" + v + "'", "valid: swiglu, gelu");
-    t.activation = v == "gelu" ? TransformerSpec::Activation::gelu : TransformerSpec::Activation::swiglu;
-  }
-  if (auto m = n.find("norm")) {
-    const std::string v = m->as_string();
-    if (v != "rmsnorm" && v != "layernorm") m->fail("unknown norm '" + v + "'", "valid: rmsnorm, layernorm");
-    t.norm = v == "layernorm" ? TransformerSpec::Norm::layernorm : TransformerSpec::Norm::rmsnorm;
-  }
+  if (is_second(n, "activation", "swiglu", "gelu")) t.activation = TransformerSpec::Activation::gelu;
+  if (is_second(n, "norm", "rmsnorm", "layernorm")) t.norm = TransformerSpec::Norm::layernorm;
   if (auto b = n.find("bias")) t.bias = b->as_bool();
   if (auto e = n.find("tied_embeddings")) t.tied_embeddings = e->as_bool();
   if (auto a = n.find("attention")) parse_attention(*a, t);
-  if (auto p = n.find("position")) {
-    const std::string v = p->as_string();
-    if (v != "rope" && v != "learned") p->fail("unknown position '" + v + "'", "valid: rope, learned");
-    t.position = v == "learned" ? TransformerSpec::Position::learned : TransformerSpec::Position::rope;
-  }
-  if (auto e = n.find("elementwise")) {
-    const std::string v = e->as_string();
-    if (v != "fused" && v != "eager") e->fail("unknown elementwise '" + v + "'", "valid: fused, eager");
-    t.fused_elementwise = v == "fused";
-  }
+  if (is_second(n, "position", "rope", "learned")) t.position = TransformerSpec::Position::learned;
+  t.fused_elementwise = is_second(n, "elementwise", "eager", "fused");
   if (auto d = n.find("dropout")) t.dropout = d->as_bool();
   if (auto l = n.find("lora")) t.lora = parse_lora(*l, t);
-  if (auto a = n.find("activation_input")) {
-    const std::string v = a->as_string();
-    if (v != "fp8" && v != "bf16") a->fail("unknown activation_input '" + v + "'", "valid: bf16, fp8 (kept for backward in)");
-    t.fp8_activation_input = v == "fp8";
-  }
+  t.fp8_activation_input = is_second(n, "activation_input", "bf16", "fp8");
   return t;
 }
 
