@@ -63,12 +63,16 @@ class Simulation {
   bool has_work(std::size_t j) const { return s_[j].current || !s_[j].ready.empty(); }
   bool alive(std::size_t j) const { return s_[j].admitted && !s_[j].done; }
 
-  double stretch() const {
+  // How much longer host work takes while the issuing jobs want more cores than the host has.
+  // Read at every launch, it changes only when a job starts issuing or ends: kept, not summed
+  // over the resident jobs at each launch (the same sum, in the same order, when it changes).
+  double stretch() const { return stretch_; }
+  void restretch() {
     double want = 0;
     for (const std::size_t j : resident_) {
       if (s_[j].issuing_started) want += jobs_[j].cpu_cores;
     }
-    return std::max(1.0, want / d_.host_cores);
+    stretch_ = std::max(1.0, want / d_.host_cores);
   }
 
   // Jobs are admitted in order, so the resident list stays sorted by index: every loop over it
@@ -81,6 +85,7 @@ class Simulation {
       resident_.push_back(j);
       engine_.schedule_after(jobs_[j].start_up, [this, j] {
         s_[j].issuing_started = true;
+        restretch();
         begin_step(j);
       });
     }
@@ -139,6 +144,7 @@ class Simulation {
   void finish_job(std::size_t j) {
     s_[j].done = true;
     if (const auto it = std::find(resident_.begin(), resident_.end(), j); it != resident_.end()) resident_.erase(it);
+    restretch();
     s_[j].completion = engine_.now() - SimTime();
     last_ = std::max(last_, engine_.now());
     admit();
@@ -303,6 +309,7 @@ class Simulation {
   const DeviceSharing& d_;
   std::vector<JobState> s_;
   std::vector<std::size_t> resident_;  // admitted and not done, ascending
+  double stretch_ = 1;                  // stretch(): the issuing jobs' cores over the host's
   std::size_t next_admit_ = 0;
   Engine engine_;
   SimTime then_, last_, slice_start_, switch_end_;
