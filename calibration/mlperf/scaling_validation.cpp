@@ -83,13 +83,17 @@ int choose_anchor(const std::vector<MlperfResult>& rows, const std::vector<std::
 std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& rows) {
   std::vector<std::string> groups = first_seen(rows, [](const ScalingRow& r) { return r.row.benchmark; });
   std::sort(groups.begin(), groups.end());
-  groups.insert(groups.end(), {"N=9-64", "N>64", "all"});
+  // By the anchor too: a system's own smaller configuration (the question users bring: their own
+  // measured node) apart from another submitter's node of the kind, whose software differs.
+  groups.insert(groups.end(), {"N=9-64", "N>64", "anchor: same submitter", "anchor: another submitter", "all"});
   std::vector<ScalingSummary> out;
   for (const std::string& g : groups) {
     std::vector<double> model, curve, perfect;
     for (const ScalingRow& r : rows) {
       const int n = r.row.accelerators;
-      const bool in = g == "all" || g == r.row.benchmark || (g == "N=9-64" && n > 8 && n <= 64) || (g == "N>64" && n > 64);
+      const bool own = r.anchor_rule.rfind("same submitter", 0) == 0;
+      const bool in = g == "all" || g == r.row.benchmark || (g == "N=9-64" && n > 8 && n <= 64) || (g == "N>64" && n > 64) ||
+                      (g == "anchor: same submitter" && own) || (g == "anchor: another submitter" && !own);
       if (!in) continue;
       model.push_back(100 * std::abs(r.error()));
       curve.push_back(100 * std::abs(r.curve_error()));

@@ -85,7 +85,8 @@ TEST(ScalingValidation, AnchorPrefersTheSameSubmittersNodeThenTheMedianOfOthers)
 
 TEST(ScalingValidation, SummariesByBenchmarkScaleAndAll) {
   // Three rows: errors +10 % and -20 % at N = 16 and 64 (bert), +4 % at 512 (llama): bert's
-  // median is 15 %, N=9-64 the same two, N>64 the one, all: median 10 %, max 20 %.
+  // median is 15 %, N=9-64 the same two, N>64 the one, all: median 10 %, max 20 %. The first
+  // two start from the same submitter's node, the third from another's: 15 % and 4 %.
   const auto scaled = [](int line, const std::string& b, int nodes, double published, double predicted) {
     ScalingRow s;
     s.row = row(line, "X", 8, nodes, published, b);
@@ -95,8 +96,11 @@ TEST(ScalingValidation, SummariesByBenchmarkScaleAndAll) {
     s.perfect_min = published * 2;
     return s;
   };
-  const std::vector<ScalingRow> rows = {scaled(2, "bert", 2, 5.0, 5.5), scaled(3, "bert", 8, 2.0, 1.6),
-                                        scaled(4, "llama", 64, 1.0, 1.04)};
+  std::vector<ScalingRow> rows = {scaled(2, "bert", 2, 5.0, 5.5), scaled(3, "bert", 8, 2.0, 1.6),
+                                  scaled(4, "llama", 64, 1.0, 1.04)};
+  rows[0].anchor_rule = "same submitter, one node";
+  rows[1].anchor_rule = "same submitter, fewer nodes";
+  rows[2].anchor_rule = "one node of another submitter";
   const std::vector<ScalingSummary> s = summarise_scaling(rows);
   ScalingReport rep;
   rep.summaries = s;
@@ -109,6 +113,10 @@ TEST(ScalingValidation, SummariesByBenchmarkScaleAndAll) {
   EXPECT_NEAR(rep.summary("all").max, 20.0, 1e-9);
   EXPECT_NEAR(rep.summary("all").curve_median, 0.0, 1e-12);
   EXPECT_NEAR(rep.summary("all").perfect_median, 100.0, 1e-9);
+  EXPECT_EQ(rep.summary("anchor: same submitter").rows, 2);
+  EXPECT_NEAR(rep.summary("anchor: same submitter").median, 15.0, 1e-9);
+  EXPECT_EQ(rep.summary("anchor: another submitter").rows, 1);
+  EXPECT_NEAR(rep.summary("anchor: another submitter").median, 4.0, 1e-9);
 }
 
 }  // namespace sp::calibration
