@@ -155,7 +155,7 @@ TEST(ReadmeFigures, TheScalingTableIsTheCommittedSummary) {
     }
     rows.push_back(row);
   }
-  EXPECT_EQ(compare("calibration/README.md", rows, 1), 7);
+  EXPECT_EQ(compare("calibration/README.md", rows, 1), static_cast<int>(rows.size()));  // every group
 }
 
 TEST(ReadmeFigures, TheCalibrationAccuracyTableIsTheCommittedParameterFile) {
