@@ -4,6 +4,8 @@
 #include <functional>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "sim/core/engine.hpp"
 #include "sim/core/error.hpp"
 
@@ -183,9 +185,27 @@ ChunkResult tree(const Platform& platform, const Group& group, CollectiveOp op, 
 
 }  // namespace
 
+std::uint64_t chunk_messages(const Platform& platform, const Group& group, CollectiveOp op, Algorithm algorithm,
+                             Protocol protocol, Bytes n) {
+  const auto p = static_cast<std::uint64_t>(group.ranks());
+  if (p <= 1) return 0;
+  if (algorithm == Algorithm::ring) return (op == CollectiveOp::all_reduce ? 2 : 1) * (p - 1) * p;
+  // As tree() cuts the buffer: two trees across nodes (one inside a node), each per_tree bytes.
+  const std::size_t top = group.top_tier();
+  const std::uint64_t trees = top > 0 && group.fan_out[top] > 1 ? 2 : 1;
+  const double chunks = std::max(1.0, std::ceil(n.value() / static_cast<double>(trees) / platform.costs(protocol).chunk.value()));
+  return static_cast<std::uint64_t>(std::min(chunks * 2.0 * static_cast<double>(trees * p), 1e19));
+}
+
 ChunkResult simulate_chunks(const Platform& platform, const Group& group, CollectiveOp op, Algorithm algorithm,
                             Protocol protocol, Bytes n) {
   if (group.ranks() <= 1) return {};
+  if (const std::uint64_t m = chunk_messages(platform, group, op, algorithm, protocol, n); m > kChunkMessageBudget) {
+    throw ChunkBudgetError(fmt::format(
+        "the chunk fidelity would play {} messages for a {} {} of {:.0f} B over {} ranks, more than its {} (about 1 GB "
+        "and half a minute): use the flow fidelity, or fewer ranks or bytes",
+        m, algorithm_name(algorithm), op_name(op), n.value(), group.ranks(), kChunkMessageBudget));
+  }
   if (algorithm == Algorithm::ring && op != CollectiveOp::broadcast && op != CollectiveOp::all_to_all) {
     return ring(platform, group, op, protocol, n);
   }

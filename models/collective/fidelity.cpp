@@ -115,18 +115,29 @@ void start_collective_flows(Engine& engine, FlowNetwork& net, const NetworkLinks
   });
 }
 
+namespace {
+// The chunk fidelity plays rings and trees: it chooses among those the library offers.
+Selected select_for(const Platform& platform, const Group& group, CollectiveOp op, Bytes n,
+                    const CollectiveChoice& choice, Fidelity fidelity) {
+  if (fidelity != Fidelity::chunk || choice.algorithm) return select_collective(platform, group, op, n, choice);
+  Platform rings_and_trees = platform;
+  std::erase_if(rings_and_trees.library_algorithms, [](Algorithm a) { return a != Algorithm::ring && a != Algorithm::tree; });
+  return select_collective(rings_and_trees, group, op, n, choice);
+}
+}  // namespace
+
+std::uint64_t chunk_messages_for(const Platform& platform, const Group& group, CollectiveOp op, Bytes n,
+                                 const CollectiveChoice& choice) {
+  if (group.ranks() <= 1) return 0;
+  const Selected s = select_for(platform, group, op, n, choice, Fidelity::chunk);
+  return chunk_messages(platform, group, op, s.terms.algorithm, s.terms.protocol, n);
+}
+
 CollectiveTiming time_collective(const Platform& platform, const Group& group, CollectiveOp op, Bytes n,
                                  const CollectiveChoice& choice, Fidelity fidelity) {
   CollectiveTiming out;
   if (group.ranks() <= 1) return out;
-  // The chunk fidelity plays rings and trees: it chooses among those the library offers.
-  const Selected s = [&] {
-    if (fidelity != Fidelity::chunk || choice.algorithm) return select_collective(platform, group, op, n, choice);
-    Platform rings_and_trees = platform;
-    std::erase_if(rings_and_trees.library_algorithms,
-                  [](Algorithm a) { return a != Algorithm::ring && a != Algorithm::tree; });
-    return select_collective(rings_and_trees, group, op, n, choice);
-  }();
+  const Selected s = select_for(platform, group, op, n, choice, fidelity);
   out.algorithm = s.terms.algorithm;
   out.protocol = s.terms.protocol;
   switch (fidelity) {

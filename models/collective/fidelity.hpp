@@ -60,6 +60,11 @@ struct CollectiveTiming {
   std::uint64_t events = 0;
 };
 
+/// The messages the chunk fidelity would play for this collective, its algorithm chosen as
+/// time_collective chooses it (chunk_sim.hpp's kChunkMessageBudget bounds them).
+std::uint64_t chunk_messages_for(const Platform& platform, const Group& group, CollectiveOp op, Bytes n,
+                                 const CollectiveChoice& choice);
+
 /// One collective alone on the network, at a fidelity. The algorithm and protocol are chosen
 /// (or forced) as in select_collective; the chunk fidelity plays rings and trees only, so unless
 /// forced it chooses among those.

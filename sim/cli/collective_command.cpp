@@ -1,9 +1,12 @@
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "models/catalog.hpp"
+#include "models/collective/chunk_sim.hpp"
+#include "models/collective/fidelity.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/output/plot.hpp"
 #include "sim/output/staged_files.hpp"
@@ -92,8 +95,21 @@ int collective_command(const CollectiveOptions& o) {
     throw InputError(SourceLocation{"--fidelity", 0, 0}, "", "unknown fidelity '" + o.fidelity + "'",
                      "analytic, flow, chunk");
   }
-  // The chunk fidelity simulates every rank: thousands of them over 8 B .. 8 GiB take minutes.
+  // The chunk fidelity simulates every rank and message: refused up front where the largest size
+  // asks more than its budget (memory and time grow with ranks x messages), not after the others.
   const bool slow = *fidelity == models::Fidelity::chunk;
+  if (slow && o.gpus > 1) {
+    const models::Group group = models::packed_group(platform.topology, o.gpus);
+    const Bytes largest = *std::max_element(sizes.begin(), sizes.end());
+    const std::uint64_t messages = models::chunk_messages_for(platform, group, *op, largest, parse_choice(o));
+    if (messages > models::kChunkMessageBudget) {
+      throw InputError(SourceLocation{"--fidelity", 0, 0}, "",
+                       fmt::format("chunk would play {} messages for {:.0f} B over {} ranks, more than its {} (about "
+                                   "1 GB and half a minute)",
+                                   messages, largest.value(), o.gpus, models::kChunkMessageBudget),
+                       "use --fidelity flow, or fewer --gpus or a smaller --bytes");
+    }
+  }
   Progress progress(static_cast<int>(sizes.size()), 0, !slow);
   const auto rows = collective_sweep(platform, *op, o.gpus, sizes, parse_choice(o), *fidelity,
                                      [&](int done) { progress.update(done); });

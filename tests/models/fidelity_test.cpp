@@ -25,6 +25,31 @@ TEST(ChunkFidelity, RingOnOneTierIsTheTextbookFormExactly) {
   EXPECT_EQ(r.events, 4u * 6 + 1);  // a message per rank per step, plus the start
 }
 
+TEST(ChunkFidelity, RefusesMoreMessagesThanItsBudgetBeforePlayingAny) {
+  // A ring all-reduce is 2 laps x (p - 1) steps of p messages: 4 ranks 2 x 3 x 4 = 24 (the
+  // events above, less the start). 65,536 ranks: 2 x 65,535 x 65,536 = 8,589,803,520 messages,
+  // far over the 10^8 budget: refused at once, naming the flow fidelity, with nothing played.
+  const Platform p = testing::shipped_platform("dgx_h100");
+  EXPECT_EQ(chunk_messages(p, packed_group(p.topology, 4), CollectiveOp::all_reduce, Algorithm::ring, Protocol::simple,
+                           Bytes(1e9)),
+            24u);
+  const Group huge = packed_group(p.topology, 65536);
+  EXPECT_EQ(chunk_messages(p, huge, CollectiveOp::all_reduce, Algorithm::ring, Protocol::simple, Bytes(8)),
+            8'589'803'520u);
+  // A tree across nodes: two trees, each chunk up and down every rank: 1 GiB over 1,024 ranks in
+  // chunks of the protocol's size c is 2 x 2 x ceil(2^29 / c) x 1,024.
+  const double c = p.costs(Protocol::simple).chunk.value();
+  const Group nodes = packed_group(p.topology, 1024);
+  EXPECT_EQ(chunk_messages(p, nodes, CollectiveOp::all_reduce, Algorithm::tree, Protocol::simple, Bytes(1 << 30)),
+            static_cast<std::uint64_t>(4 * std::ceil((1 << 29) / c) * 1024));
+  try {
+    simulate_chunks(p, huge, CollectiveOp::all_reduce, Algorithm::ring, Protocol::simple, Bytes(8));
+    ADD_FAILURE() << "65,536 ranks were played";
+  } catch (const ChunkBudgetError& e) {
+    EXPECT_NE(std::string(e.what()).find("use the flow fidelity"), std::string::npos) << e.what();
+  }
+}
+
 // On an idle network the flow fidelity reproduces the closed forms, and the message-level
 // simulation agrees with them within 2 % for rings at every size and scale, and for trees where
 // latency or bandwidth dominates (up to 8 KiB, from 1 GiB). Between those the closed form's

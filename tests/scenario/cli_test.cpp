@@ -253,6 +253,12 @@ TEST(Cli, CollectivePrintsAnNcclTestsTable) {
   EXPECT_EQ(run("collective --gpus 12").status, 2);
   EXPECT_EQ(run("collective --platform nowhere").status, 2);
   EXPECT_EQ(run("collective --algo nvls --op all_gather").status, 1);  // valid input, no such algorithm
+  // The chunk fidelity's budget (10^8 messages, about 1 GB): 65,536 ranks at 8 GiB ended in
+  // bad_alloc; now refused before any size runs, naming the option and the flow fidelity.
+  const RunResult chunk = run("collective --gpus 65536 --fidelity chunk --bytes 8B:8GiB");
+  EXPECT_EQ(chunk.status, 2) << chunk.output;
+  EXPECT_NE(chunk.output.find("--fidelity: chunk would play"), std::string::npos) << chunk.output;
+  EXPECT_NE(chunk.output.find("use --fidelity flow"), std::string::npos) << chunk.output;
 }
 
 TEST(Cli, ListsTheCatalog) {
