@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "models/compute/compute_model.hpp"
 #include "sim/core/error.hpp"
@@ -214,6 +216,54 @@ TrainingEstimate chosen(const TrainingEstimate& e, const char* basis, const Trai
 }
 
 }  // namespace
+
+bool some_layout_resolves(const Workload& w, const Platform& p, int n, std::int64_t gbs, const ParallelSpec& base,
+                          const LayoutSearch& limits) {
+  std::string why;
+  // The candidates Search::add_fitting resolves, without their memory or a step.
+  const auto resolves = [&](ParallelSpec s, const std::vector<Recompute>& recompute) {
+    for (int mb : micro_batches(s, n, gbs)) {
+      s.micro_batch = mb;
+      if (recompute.empty()) {
+        if (resolve_layout(s, p.topology, n, gbs, why)) return true;
+        continue;
+      }
+      for (Recompute mode : recompute) {
+        s.recompute = mode;
+        if (resolve_layout(s, p.topology, n, gbs, why)) return true;
+      }
+    }
+    return false;
+  };
+  if (resolves(base, {})) return true;
+  if (base.declared) return false;
+  for (const auto& alt : base.otherwise) {
+    ParallelSpec t = base;
+    t.fix_sizes(alt);
+    if (resolves(t, {})) return true;
+  }
+  const int domain = std::min(n, p.topology.tiers.front().size);
+  const auto sizes = [](const std::vector<int>& given, int upto) { return given.empty() ? powers_of_two(upto) : given; };
+  for (int t : sizes(limits.tensor, domain)) {
+    for (int c : sizes(limits.context, std::min(n, kMaxContextParallel))) {
+      for (int q : sizes(limits.pipeline, std::min(n, kMaxPipelineParallel))) {
+        if (n % (t * c * q) != 0 || !unsupported_split(w, t, c, q).empty()) continue;
+        ParallelSpec s = base;
+        s.fix_sizes({t, c, q});
+        s.micro_batch.reset();
+        if (q == 1 || limits.virtual_stages.empty()) {
+          if (resolves(s, limits.recompute)) return true;
+          continue;
+        }
+        for (int v : limits.virtual_stages) {
+          s.virtual_stages = v;
+          if (resolves(s, limits.recompute)) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
 
 std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform& p, int n, std::int64_t gbs,
                                                const ParallelSpec& base, const LayoutSearch& search,

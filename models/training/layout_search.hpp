@@ -41,4 +41,10 @@ std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform
                                                const LayoutSearch& search, Fidelity fidelity = Fidelity::analytic,
                                                LayoutFallback fallback = LayoutFallback::none);
 
+/// Whether fastest_layout has any layout to consider for N and the global batch (one that
+/// resolves: sizes that divide N, micro-batches that divide a rank's samples), without its
+/// memory or a simulated step: what a scenario's loader asks of every N.
+bool some_layout_resolves(const Workload& w, const Platform& p, int accelerators, std::int64_t global_batch,
+                          const ParallelSpec& base, const LayoutSearch& search);
+
 }  // namespace sp::models

@@ -153,6 +153,17 @@ TEST(LayoutSearch, ReportsWhyNothingFitsAndNulloptWhenNothingResolves) {
   dp_only.context = {1};
   dp_only.pipeline = {1};
   EXPECT_FALSE(fastest_layout(testing::shipped_workload("llama2_70b_lora"), p, 8, 7, base, dp_only));
+  // What a scenario's loader asks, without a step: the same answer as the search's on these cases,
+  // and on the awkward batch that made a file take 16 s to load (218 sequences on 1,024 GPUs:
+  // only DP1 or DP2 divides it, with TP x CP x PP of 512 or 1,024).
+  const Workload lora = testing::shipped_workload("llama2_70b_lora");
+  EXPECT_TRUE(some_layout_resolves(full, p, 8, 8, base, one_node));     // resolves, does not fit
+  EXPECT_FALSE(some_layout_resolves(lora, p, 8, 7, base, dp_only));
+  EXPECT_TRUE(some_layout_resolves(lora, p, 8, 7, base, LayoutSearch{}));  // TP or CP takes the 8
+  const ParallelSpec wide = lora.parallelism.for_accelerators(1024);
+  EXPECT_TRUE(some_layout_resolves(lora, p, 1024, 218, wide, LayoutSearch{}));
+  EXPECT_EQ(some_layout_resolves(lora, p, 8, 7, base, LayoutSearch{}),
+            fastest_layout(lora, p, 8, 7, base, LayoutSearch{}).has_value());
 }
 
 TEST(LayoutSearch, PipelinesOnlyWhereNothingWithoutOneFits) {
