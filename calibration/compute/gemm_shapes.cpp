@@ -19,9 +19,7 @@ std::vector<models::Kernel> gemm_kernels(const models::Op& op, const models::Lay
   s.samples = samples;
   s.tokens_per_sample = w.tokens_per_sample;
   s.tp = tp;
-  s.parameters = static_cast<double>(l.parameters);
-  s.trains_weights = l.trainable_parameters > 0;
-  s.backward = l.backward_pass;
+  s = models::shard_for(l, s);
   std::vector<models::Kernel> out;
   for (const models::Kernel& k : models::expand(op, s, pass, w.precision)) {
     if (k.kind == models::Kernel::Kind::gemm) out.push_back(k);

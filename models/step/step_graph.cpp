@@ -246,12 +246,7 @@ std::vector<std::uint32_t> Builder::layer_pass(int stage, int k, int mb, bool fo
 constexpr std::uint32_t kPending = 0x80000000u;
 
 StepGraph Builder::build() {
-  Shard shard;
-  shard.samples = lay_.micro_batch;
-  shard.tokens_per_sample = w_.tokens_per_sample;
-  shard.tp = lay_.tp;
-  shard.cp = lay_.cp;
-  shard.sequence_parallel = lay_.sequence_parallel;
+  const Shard shard = shard_of(w_, lay_);
   for (const LayerGroup& l : w_.layers) {
     const LayerCompute lc = layer_compute(l, w_, p_.accelerator, shard);
     Duration attention;

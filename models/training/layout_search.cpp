@@ -53,18 +53,40 @@ Key key_of(const ParallelLayout& l) { return {l.tp, l.cp, l.pp}; }
 // at least the average of the m micro-batches, and one micro-batch's forward and backward through
 // every stage are a chain (the pipeline's fill and drain), each at most at the full rate.
 double step_lower_bound_s(const Workload& w, const Platform& p, const ParallelLayout& l) {
-  Shard sh;
-  sh.samples = l.micro_batch;
-  sh.tokens_per_sample = w.tokens_per_sample;
-  sh.tp = l.tp;
-  sh.cp = l.cp;
-  sh.sequence_parallel = l.sequence_parallel;
+  const Shard sh = shard_of(w, l);
   double per_micro_batch = 0;
   for (const LayerGroup& g : w.layers) {
     const LayerCompute c = layer_compute(g, w, p.accelerator, sh);
     per_micro_batch += to_seconds(c.forward.time + c.backward.time) * g.repeat;
   }
   return std::max(per_micro_batch * l.micro_batches / l.pp, per_micro_batch) + to_seconds(w.host_per_step);
+}
+
+// Every set of sizes the limits allow for N (each a power of two that divides it unless listed;
+// TP within one scale-up domain), with or without a pipeline, and each of the limits' virtual
+// stages where there is one: `visit` gets the spec, its micro-batch unset.
+void each_size(const Workload& w, const Platform& p, int n, const ParallelSpec& base, const LayoutSearch& limits,
+               bool pipelines, const std::function<void(const ParallelSpec&)>& visit) {
+  const int domain = std::min(n, p.topology.tiers.front().size);
+  const auto sizes = [](const std::vector<int>& given, int upto) { return given.empty() ? powers_of_two(upto) : given; };
+  for (int t : sizes(limits.tensor, domain)) {
+    for (int c : sizes(limits.context, std::min(n, kMaxContextParallel))) {
+      for (int q : sizes(limits.pipeline, std::min(n, kMaxPipelineParallel))) {
+        if ((q > 1) != pipelines || n % (t * c * q) != 0 || !unsupported_split(w, t, c, q).empty()) continue;
+        ParallelSpec s = base;
+        s.fix_sizes({t, c, q});
+        s.micro_batch.reset();
+        if (q == 1 || limits.virtual_stages.empty()) {
+          visit(s);
+          continue;
+        }
+        for (int v : limits.virtual_stages) {
+          s.virtual_stages = v;
+          visit(s);
+        }
+      }
+    }
+  }
 }
 
 struct Candidate {
@@ -127,31 +149,12 @@ struct Search {
   // lower bound; one whose bound cannot beat the runner-up is not (it could be neither the
   // fastest nor the next).
   void grid(const ParallelSpec& base, const LayoutSearch& limits) {
-    const int domain = std::min(n, p.topology.tiers.front().size);
-    const auto sizes = [](const std::vector<int>& given, int upto) { return given.empty() ? powers_of_two(upto) : given; };
     // Without pipelines first; pipelines only where nothing without one fits (a pipeline trades a
     // bubble for memory: where the memory is there, 1F1B only adds the bubble).
     std::vector<Candidate> all;
     for (bool pipelines : {false, true}) {
       if (pipelines && (!all.empty() || !fastest.empty())) break;
-      for (int t : sizes(limits.tensor, domain)) {
-        for (int c : sizes(limits.context, std::min(n, kMaxContextParallel))) {
-          for (int q : sizes(limits.pipeline, std::min(n, kMaxPipelineParallel))) {
-            if ((q > 1) != pipelines || n % (t * c * q) != 0 || !unsupported_split(w, t, c, q).empty()) continue;
-            ParallelSpec s = base;
-            s.fix_sizes({t, c, q});
-            s.micro_batch.reset();
-            if (q == 1 || limits.virtual_stages.empty()) {
-              add_fitting(s, all, limits.recompute);
-              continue;
-            }
-            for (int v : limits.virtual_stages) {
-              s.virtual_stages = v;
-              add_fitting(s, all, limits.recompute);
-            }
-          }
-        }
-      }
+      each_size(w, p, n, base, limits, pipelines, [&](const ParallelSpec& s) { add_fitting(s, all, limits.recompute); });
     }
     std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.bound_s < b.bound_s; });
     for (const Candidate& c : all) {
@@ -242,27 +245,11 @@ bool some_layout_resolves(const Workload& w, const Platform& p, int n, std::int6
     t.fix_sizes(alt);
     if (resolves(t, {})) return true;
   }
-  const int domain = std::min(n, p.topology.tiers.front().size);
-  const auto sizes = [](const std::vector<int>& given, int upto) { return given.empty() ? powers_of_two(upto) : given; };
-  for (int t : sizes(limits.tensor, domain)) {
-    for (int c : sizes(limits.context, std::min(n, kMaxContextParallel))) {
-      for (int q : sizes(limits.pipeline, std::min(n, kMaxPipelineParallel))) {
-        if (n % (t * c * q) != 0 || !unsupported_split(w, t, c, q).empty()) continue;
-        ParallelSpec s = base;
-        s.fix_sizes({t, c, q});
-        s.micro_batch.reset();
-        if (q == 1 || limits.virtual_stages.empty()) {
-          if (resolves(s, limits.recompute)) return true;
-          continue;
-        }
-        for (int v : limits.virtual_stages) {
-          s.virtual_stages = v;
-          if (resolves(s, limits.recompute)) return true;
-        }
-      }
-    }
+  bool found = false;
+  for (bool pipelines : {false, true}) {
+    each_size(w, p, n, base, limits, pipelines, [&](const ParallelSpec& s) { found = found || resolves(s, limits.recompute); });
   }
-  return false;
+  return found;
 }
 
 std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform& p, int n, std::int64_t gbs,

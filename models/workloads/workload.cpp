@@ -364,6 +364,16 @@ Shard shard_for(const LayerGroup& l, Shard s) {
   return s;
 }
 
+Shard shard_of(const Workload& w, const ParallelLayout& l) {
+  Shard s;
+  s.samples = l.micro_batch;
+  s.tokens_per_sample = w.tokens_per_sample;
+  s.tp = l.tp;
+  s.cp = l.cp;
+  s.sequence_parallel = l.sequence_parallel;
+  return s;
+}
+
 Flops ops_flops(const LayerGroup& l, const Workload& w, Pass pass) {
   Shard s;
   s.tokens_per_sample = w.tokens_per_sample;

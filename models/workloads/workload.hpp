@@ -208,6 +208,10 @@ Workload parse_workload(const config::ConfigNode& node);
 /// `s` with the layer's parameters and training flags: what expand() needs of the layer.
 Shard shard_for(const LayerGroup& layer, Shard s);
 
+/// One accelerator's share of one micro-batch under `layout`: its samples, the sequence, the TP
+/// and CP splits and sequence parallelism (the layer's own fields left to shard_for).
+Shard shard_of(const Workload& w, const ParallelLayout& layout);
+
 /// Per sample, at the workload's sequence, no parallel split: the FLOPs the ops add up to.
 Flops ops_flops(const LayerGroup& layer, const Workload& w, Pass pass);
 
