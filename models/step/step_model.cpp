@@ -1,6 +1,8 @@
 #include "models/step/step_model.hpp"
 
 #include <algorithm>
+#include <map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -154,9 +156,31 @@ double straggler_factor(const Platform& p, int accelerators) {
   return p.rank_speed_sd() * max_of_normals(accelerators).mean;
 }
 
+double straggler_factor(const Platform& p, int accelerators, const std::vector<Duration>& stage_compute) {
+  if (stage_compute.size() <= 1) return straggler_factor(p, accelerators);
+  // A pipeline runs at the pace of its slowest stage, and each stage at that of the slowest of its
+  // ranks (TP and CP collectives every layer, the replicas' gradient reduction at the end): the
+  // step pays E[max over stages s and their N / PP ranks of c_s (1 + sigma X)] over the longest
+  // c_s. A stage shorter than the longest (the LM head's extra work on the last) hides a slow GPU
+  // of its own until that GPU overtakes the longest stage; equal stages give sigma E[M_N] again.
+  const Duration longest = *std::max_element(stage_compute.begin(), stage_compute.end());
+  if (!(longest > Duration::zero())) return 0.0;
+  const long long per_stage = accelerators / static_cast<long long>(stage_compute.size());
+  std::map<double, long long> groups;  // by relative compute, so equal stages are one group
+  for (Duration c : stage_compute) groups[c / longest] += per_stage;
+  std::vector<RankGroup> g;
+  for (const auto& [relative, ranks] : groups) g.push_back({relative, ranks});
+  return expected_slowest_pace(g, p.rank_speed_sd()) - 1.0;
+}
+
 void add_stragglers(StepGraph& g, const Platform& p, int accelerators) {
-  // The slowest rank's compute: every compute operation longer by the expected maximum of N.
-  const double slower = straggler_factor(p, accelerators);
+  // The slowest rank's compute: every compute operation longer by the expected pace of the
+  // slowest of N, its stage's base time counted (the fill and drain pay it too: a small excess).
+  std::vector<Duration> stage_compute(static_cast<std::size_t>(g.stages));
+  for (const GraphOp& op : g.ops) {
+    if (op.comm < 0) stage_compute[static_cast<std::size_t>(op.stage)] += op.work;
+  }
+  const double slower = straggler_factor(p, accelerators, stage_compute);
   for (GraphOp& op : g.ops) {
     if (op.comm >= 0 || !(slower > 0)) continue;
     op.straggle = scale(op.work, slower);

@@ -5,7 +5,9 @@
 // (Platform::gpu_speed_spread) and a step-to-step jitter (compute_jitter), independent normals;
 // each step the slowest of N is sigma x E[max of N standard normals] slower (stragglers.hpp),
 // sigma = sqrt(spread^2 + jitter^2), so every compute operation of the graph runs that much longer
-// (GraphOp::straggle), where collectives and the pipeline can or cannot hide it. From the timeline:
+// (GraphOp::straggle), where collectives and the pipeline can or cannot hide it. In a pipeline
+// whose stages compute for different times the slowest stage sets the pace, and a shorter stage's
+// slow GPU counts only where it overtakes it (expected_slowest_pace). From the timeline:
 //  - the step's time: the last operation's end, after the host's time per step;
 //  - where it went, on the stage that ends last, whose compute stream is always either busy or
 //    waiting: compute at the full rate (forward, backward, optimizer), its slowdown while
@@ -67,6 +69,9 @@ inline constexpr int kMaxSimulatedMicroBatches = 64;
 
 /// How much longer the slowest of N ranks computes than the kind: sigma x E[max of N normals].
 double straggler_factor(const Platform& platform, int accelerators);
+/// The same for a pipeline whose stages compute `stage_compute` per step: the slowest stage sets
+/// the pace, so a stage shorter than the longest absorbs its own slow GPU (stragglers.hpp).
+double straggler_factor(const Platform& platform, int accelerators, const std::vector<Duration>& stage_compute);
 /// Every compute operation of `graph` made as long as the slowest of N ranks' (GraphOp::straggle).
 void add_stragglers(StepGraph& graph, const Platform& platform, int accelerators);
 

@@ -72,5 +72,32 @@ MaxMoments max_of_normals(int n) {
   return m;
 }
 
+double expected_slowest_pace(const std::vector<RankGroup>& groups, double sigma) {
+  long long n = 0;
+  for (const RankGroup& g : groups) n += g.ranks;
+  if (n <= 1 || !(sigma > 0)) return 1.0;
+  // Below 1 - 8 sigma the slowest group alone is under its bound with probability 1 - 1e-15 per
+  // rank; above 1 + sigma (8 + sqrt(2 ln n)) no rank of any group reaches (relative <= 1).
+  const double lo = 1.0 - 8.0 * sigma;
+  const double hi = 1.0 + sigma * (8.0 + std::sqrt(2.0 * det::log(static_cast<double>(n))));
+  constexpr int kIntervals = 4000;
+  const double h = (hi - lo) / kIntervals;
+  double integral = 0;
+  for (int i = 0; i <= kIntervals; ++i) {
+    const double y = lo + i * h;
+    double log_cdf = 0;
+    for (const RankGroup& g : groups) {
+      const double c = normal_cdf((y / g.relative - 1.0) / sigma);
+      if (!(c > 0)) {
+        log_cdf = -1e300;
+        break;
+      }
+      log_cdf += static_cast<double>(g.ranks) * det::log(c);
+    }
+    const double w = (i == 0 || i == kIntervals) ? 1.0 : (i % 2 == 1 ? 4.0 : 2.0);
+    integral += w * (1.0 - det::exp(log_cdf));
+  }
+  return lo + integral * h / 3.0;
+}
 
 }  // namespace sp::models

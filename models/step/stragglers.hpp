@@ -6,6 +6,7 @@
 // times those moments (central limit; time_to_train.cpp).
 #pragma once
 
+#include <vector>
 
 namespace sp::models {
 
@@ -21,5 +22,19 @@ struct MaxMoments {
 
 /// Moments of the maximum of n standard normal draws (0 for n = 1: one rank waits for nobody).
 MaxMoments max_of_normals(int n);
+
+/// Ranks that share one compute time: `ranks` of them, each `relative` (<= 1) of the slowest's.
+struct RankGroup {
+  double relative = 1;
+  long long ranks = 1;
+};
+
+/// E[max over every rank i of relative_i (1 + sigma X_i)], X_i independent standard normals: the
+/// pace of a synchronous step whose ranks compute for different times (a pipeline's stages, its
+/// last one longer by the LM head). A rank whose base time is short absorbs its own slowness: only
+/// where it overtakes the longest does the step notice. All groups at 1: 1 + sigma E[M_n].
+/// The CDF of the maximum is the product over groups of Phi((y / relative - 1) / sigma)^ranks;
+/// the mean integrates its complement by Simpson's rule.
+double expected_slowest_pace(const std::vector<RankGroup>& groups, double sigma);
 
 }  // namespace sp::models

@@ -194,6 +194,18 @@ TEST(StepModel, StragglersCostSigmaTimesComputeTimesTheExpectedMaximum) {
   EXPECT_EQ(straggler_factor(p, 1), 0.0);
 }
 
+TEST(StepModel, AShortPipelineStageAbsorbsItsOwnSlowGpu) {
+  // 16 ranks in two pipeline stages of 8. Equal stages (5 ms each): the slowest of all 16 sets the
+  // pace, sigma E[M_16] = 0.02 x 1.7660. The first stage at 4 ms of the second's 5: its ranks would
+  // need to be 25 % slow (12 sigma) to overtake, so only the second stage's 8 count:
+  // sigma E[M_8] = 0.02 x 1.4236. A single stage is the closed form of N.
+  Platform p = testing::simple_platform();
+  p.gpu_speed_spread = 0.02;
+  EXPECT_NEAR(straggler_factor(p, 16, {milliseconds(5), milliseconds(5)}), 0.02 * max_of_normals(16).mean, 1e-7);
+  EXPECT_NEAR(straggler_factor(p, 16, {milliseconds(4), milliseconds(5)}), 0.02 * 1.42360, 1e-5);
+  EXPECT_EQ(straggler_factor(p, 16, {milliseconds(5)}), straggler_factor(p, 16));
+}
+
 TEST(StepModel, AStragglerHidesWhereCollectivesWaitAnyway) {
   // The slowest rank's extra compute is simulated in the graph: where the step waits for a long
   // gradient all-reduce after the backward, only the part of the stretch that delays the

@@ -41,6 +41,30 @@ TEST(Stragglers, ExpectedMaximumMatchesClosedFormsAndBruteForce) {
   }
 }
 
+TEST(Stragglers, SlowestPaceOfUnequalRanksIsClarksMaximumForTwo) {
+  // Two ranks, one computing 1, the other 0.95 of it, each slower by sigma X (sigma 5 %):
+  // A ~ N(1, 0.05^2), B ~ N(0.95, 0.0475^2). Clark (1961): E[max(A, B)] = mu_A Phi(a) +
+  // mu_B Phi(-a) + theta phi(a), theta = sqrt(0.05^2 + 0.0475^2) = 0.0689656, a = 0.05 / theta
+  // = 0.724999: 0.765774 + 0.95 x 0.234226 + 0.0689656 x 0.306741 = 1.009443.
+  const double theta = std::sqrt(0.05 * 0.05 + 0.0475 * 0.0475), a = 0.05 / theta;
+  const double clark = normal_cdf(a) + 0.95 * normal_cdf(-a) + theta * normal_pdf(a);
+  EXPECT_NEAR(clark, 1.009443, 1e-6);
+  EXPECT_NEAR(expected_slowest_pace({{1.0, 1}, {0.95, 1}}, 0.05), clark, 1e-7);
+}
+
+TEST(Stragglers, EqualRanksPayTheMaximumOfNAndShortOnesHideTheirSlowness) {
+  // All at 1: 1 + sigma E[M_n], however the ranks are grouped.
+  const double m64 = max_of_normals(64).mean;
+  EXPECT_NEAR(expected_slowest_pace({{1.0, 64}}, 0.02), 1 + 0.02 * m64, 1e-7);
+  EXPECT_NEAR(expected_slowest_pace({{1.0, 32}, {1.0, 32}}, 0.02), 1 + 0.02 * m64, 1e-7);
+  // 1,000 ranks at half the time never overtake 8 at the full time (0.5 x (1 + 0.02 x 8) < 1):
+  // the pace is that of the 8 alone, 1 + 0.02 E[M_8] = 1 + 0.02 x 1.4236.
+  EXPECT_NEAR(expected_slowest_pace({{1.0, 8}, {0.5, 1000}}, 0.02), 1 + 0.02 * 1.42360, 1e-5);
+  // One rank waits for nobody; no spread, no wait.
+  EXPECT_EQ(expected_slowest_pace({{1.0, 1}}, 0.02), 1.0);
+  EXPECT_EQ(expected_slowest_pace({{1.0, 64}}, 0.0), 1.0);
+}
+
 TEST(Memory, FullSeventyBFineTuneDoesNotFitOnEightH100) {
   // Llama2-70B with every parameter trainable at TP4 x DP2: per GPU 69.0 B / 4 parameters (the
   // base 68,976,648,192 and the LoRA adapters 44,564,480): weights 1 B each 17.3 GB, gradients
