@@ -206,6 +206,29 @@ TEST(StepModel, AShortPipelineStageAbsorbsItsOwnSlowGpu) {
   EXPECT_EQ(straggler_factor(p, 16, {milliseconds(5)}), straggler_factor(p, 16));
 }
 
+TEST(StepModel, TheSimulatedPipelineChargesTheLongStagesSlowestRank) {
+  // Two frozen layers on PP2 over 8 ranks (DP4, 4 micro-batches of 1): stage 0 computes 1 ms
+  // forward and 1 ms backward a micro-batch, stage 1 twice that (two teraflop GEMMs). With a 2 %
+  // spread stage 0's ranks never catch up with stage 1 (50 sigma), so every operation is longer by
+  // 0.02 E[M_4] = 0.02 x 1.029375 (stage 1's 4 ranks), not 0.02 E[M_8] = 0.02 x 1.423600. The
+  // stage that ends last is stage 0 (the drain): its 8 ms of compute pay 0.16470 ms.
+  Workload w = testing::two_layer_workload(0, 0);
+  w.layers[0].pipeline_boundary = Bytes(1);
+  w.layers[1].ops = {testing::teraflop_gemm(), testing::teraflop_gemm()};
+  w.layers[1].forward = Flops(2e12);
+  w.layers[1].backward = Flops(2e12);
+  Platform p = testing::simple_platform();
+  p.gpu_speed_spread = 0.02;
+  ParallelSpec pp;
+  pp.pipeline = 2;
+  pp.micro_batch = 1;
+  const ParallelLayout lay = testing::layout(p, 8, 16, pp);
+  ASSERT_EQ(lay.micro_batches, 4);
+  const StepResult r = simulate_step(w, p, lay, 8);
+  EXPECT_EQ((r.forward + r.backward).ps(), milliseconds(8).ps());
+  EXPECT_NEAR(to_seconds(r.straggler), 8e-3 * 0.02 * 1.029375, 1e-9);
+}
+
 TEST(StepModel, AStragglerHidesWhereCollectivesWaitAnyway) {
   // The slowest rank's extra compute is simulated in the graph: where the step waits for a long
   // gradient all-reduce after the backward, only the part of the stretch that delays the
