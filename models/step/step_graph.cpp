@@ -196,9 +196,9 @@ std::vector<std::uint32_t> Builder::layer_pass(int stage, int k, int mb, bool fo
   const Instance& in = inst_[static_cast<std::size_t>(k)];
   const LayerGroup& l = *in.layer;
   if (!forward && !l.backward_pass) return after;  // a frozen stem: no backward at all
-  // Full recompute: the layer's forward again, with its TP communication, right before its
-  // backward (Megatron's checkpointed layer); it counts as forward work.
-  if (!forward && lay_.recompute == Recompute::full) after = layer_pass(stage, k, mb, true, after);
+  // Full recompute: a checkpointed layer's forward again, with its TP communication, right before
+  // its backward (Megatron's checkpointed layer); it counts as forward work.
+  if (!forward && lay_.recompute == Recompute::full && l.checkpointed) after = layer_pass(stage, k, mb, true, after);
   GraphOp c;
   c.phase = forward ? Phase::forward : Phase::backward;
   c.stage = stage;
@@ -439,7 +439,7 @@ StepGraph Builder::build() {
       compute += lc.forward.time;
       if (in.layer->backward_pass) {
         compute += lc.backward.time;
-        if (lay_.recompute == Recompute::full) compute += lc.forward.time;
+        if (lay_.recompute == Recompute::full && in.layer->checkpointed) compute += lc.forward.time;
         if (lay_.recompute == Recompute::selective) compute += in.attention_forward;
       }
       flops += lc.forward.model_flops + lc.backward.model_flops;  // model FLOPs: recompute is not counted

@@ -23,9 +23,10 @@ MemoryEstimate estimate_memory(const Workload& w, const Accelerator& a, const Pa
   m.optimizer = w.memory.optimizer_bytes_per_trainable_parameter * (trainable / l.optimizer_shards);
   Bytes per_sample, working;
   for (const LayerGroup& g : w.layers) {
-    // Full recompute keeps only each layer's input (the hidden state it was handed, where the file
-    // gives one) and, during a layer's backward, that one layer's activations again.
-    const bool input_only = l.recompute == Recompute::full && g.pipeline_boundary.value() > 0 && g.backward_pass;
+    // Full recompute keeps only each checkpointed layer's input (the hidden state it was handed,
+    // where the file gives one) and, during a layer's backward, that one layer's activations again.
+    const bool input_only =
+        l.recompute == Recompute::full && g.checkpointed && g.pipeline_boundary.value() > 0 && g.backward_pass;
     const Bytes kept = l.recompute == Recompute::selective ? g.activations - g.attention_activations : g.activations;
     per_sample += (input_only ? g.pipeline_boundary : kept) * static_cast<double>(g.repeat);
     if (l.recompute == Recompute::full && working < g.activations) working = g.activations;

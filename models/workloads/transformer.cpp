@@ -114,6 +114,7 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   embedding.ops = {pass("lookup", d * kBf16, 1, false)};
   if (t.position == TransformerSpec::Position::learned) embedding.ops.push_back(pass("positions", 4 * d * kBf16, 2, false));
   embedding.pipeline_boundary = hidden_state;
+  embedding.checkpointed = false;  // outside Megatron's checkpointed transformer block
 
   LayerGroup layer;
   layer.name = "decoder_layer";
@@ -208,6 +209,7 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   head.tp_tensor = hidden_state;                // the final norm's output, gathered before the head
   head.tp_all_gathers = 1;
   head.pipeline_boundary = hidden_state;  // as every hand-written head: its TP tensor
+  head.checkpointed = false;              // outside Megatron's checkpointed transformer block
   return {embedding, layer, head};
 }
 

@@ -28,6 +28,11 @@ struct LayerGroup {
   Flops forward;                          // per sample, per instance: what the ops add up to
   Flops backward;                         // per sample, per instance
   bool backward_pass = true;              // false when nothing before or in it trains (a frozen stem)
+  // Full recompute checkpoints this layer: keeps its input alone and reruns its forward before its
+  // backward. Megatron checkpoints the transformer layers only (ParallelTransformer's checkpointed
+  // forward, Megatron-core's TransformerBlock): the embedding and the output layer with its loss
+  // run once and keep what they keep.
+  bool checkpointed = true;
   std::vector<Op> ops;                    // the kernels it runs (models/workloads/ops.hpp)
   Bytes activations;                      // kept for backward, per sample, per instance
   Bytes attention_activations;            // of which the attention core's, what selective recompute drops

@@ -43,6 +43,10 @@ TEST(Transformer, Llama3_405bHasItsPublishedSize) {
   EXPECT_EQ(w.total_parameters(), 405'853'388'800);
   EXPECT_EQ(w.trainable_parameters(), w.total_parameters());
   EXPECT_EQ(w.tokens_per_sample, 8192);
+  // Full recompute checkpoints the decoder layers alone, as Megatron's transformer block does.
+  EXPECT_FALSE(w.layers[0].checkpointed);
+  EXPECT_TRUE(w.layers[1].checkpointed);
+  EXPECT_FALSE(w.layers[2].checkpointed);
 }
 
 TEST(Transformer, ALayersFlopsPerTokenAreSixTimesItsWeightsPlusAttention) {
