@@ -8,6 +8,7 @@
 
 #include "models/compute/compute_model.hpp"
 #include "models/step/buckets.hpp"
+#include "models/step/pipeline_schedule.hpp"
 #include "sim/core/error.hpp"
 
 namespace sp::models {
@@ -46,33 +47,6 @@ struct Instance {
   double trainable = 0;  // parameters whose gradients this rank reduces (after TP)
   Duration attention_forward;  // its attention ops' forward: what selective recompute runs again
 };
-
-// Contiguous layers per stage (Megatron's split): a stage starts at the first instance whose
-// compute midpoint passes its share of the total, with at least one instance per stage.
-std::vector<std::vector<int>> assign_stages(const std::vector<Instance>& inst, int stages) {
-  const int n = static_cast<int>(inst.size());
-  std::vector<double> mid(inst.size());
-  double total = 0;
-  for (std::size_t k = 0; k < inst.size(); ++k) {
-    const double t = to_seconds(inst[k].compute.forward.time + inst[k].compute.backward.time);
-    mid[k] = total + t / 2;
-    total += t;
-  }
-  std::vector<int> start(static_cast<std::size_t>(stages) + 1, 0);
-  start[static_cast<std::size_t>(stages)] = n;
-  for (int j = 1; j < stages; ++j) {
-    int k = 0;
-    while (k < n && mid[static_cast<std::size_t>(k)] < total * j / stages) ++k;
-    start[static_cast<std::size_t>(j)] = std::clamp(k, start[static_cast<std::size_t>(j) - 1] + 1, n - (stages - j));
-  }
-  std::vector<std::vector<int>> out(static_cast<std::size_t>(stages));
-  for (int j = 0; j < stages; ++j) {
-    for (int k = start[static_cast<std::size_t>(j)]; k < start[static_cast<std::size_t>(j) + 1]; ++k) {
-      out[static_cast<std::size_t>(j)].push_back(k);
-    }
-  }
-  return out;
-}
 
 class Builder {
  public:
@@ -278,7 +252,9 @@ StepGraph Builder::build() {
   last_compute_.assign(static_cast<std::size_t>(stages), 0);
   // Part j of the model (contiguous layers) is chunk j / PP of stage j % PP: with interleaving a
   // micro-batch visits every stage v times.
-  const std::vector<std::vector<int>> assigned = assign_stages(inst_, parts);
+  std::vector<double> costs;
+  for (const Instance& in : inst_) costs.push_back(to_seconds(in.compute.forward.time + in.compute.backward.time));
+  const std::vector<std::vector<int>> assigned = split_contiguous(costs, parts);
   const auto part = [&](int s, int c) { return c * stages + s; };
 
   struct DpPhase {
@@ -341,27 +317,7 @@ StepGraph Builder::build() {
                                comm(shard_group, CollectiveOp::all_gather, buckets[b].bytes * per_byte), {});
       }
     }
-    // 1F1B: (stages - s - 1) forwards to fill the pipeline, then one forward one backward.
-    // Interleaved (Megatron's schedule): units of (chunk, micro-batch), micro-batches in groups of
-    // PP through each chunk in turn (backward through the chunks in reverse), and
-    // 2 (stages - s - 1) + (v - 1) stages forward units before the first backward.
-    struct Unit {
-      bool forward;
-      int chunk, mb;
-    };
-    const auto unit = [&](bool forward, int i) {
-      const int c = (i / stages) % v;
-      return Unit{forward, forward ? c : v - 1 - c, (i / (stages * v)) * stages + i % stages};
-    };
-    std::vector<Unit> order;
-    const int units = m * v;
-    const int warm = v == 1 ? std::min(stages - s - 1, m) : std::min(2 * (stages - s - 1) + (v - 1) * stages, units);
-    for (int i = 0; i < warm; ++i) order.push_back(unit(true, i));
-    for (int i = 0; i < units - warm; ++i) {
-      order.push_back(unit(true, warm + i));
-      order.push_back(unit(false, i));
-    }
-    for (int i = units - warm; i < units; ++i) order.push_back(unit(false, i));
+    const std::vector<ScheduleUnit> order = pipeline_order(s, stages, v, m);
     for (int c = 0; c < v; ++c) {
       send_fwd[static_cast<std::size_t>(part(s, c))].assign(static_cast<std::size_t>(m), 0);
       send_bwd[static_cast<std::size_t>(part(s, c))].assign(static_cast<std::size_t>(m), 0);
