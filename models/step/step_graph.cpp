@@ -75,6 +75,8 @@ class Builder {
     o.deps = std::move(deps);
     return add(std::move(o));
   }
+  // Full recompute reruns a checkpointed layer's forward before its backward.
+  bool reruns_forward(const LayerGroup& l) const { return lay_.recompute == Recompute::full && l.checkpointed; }
   // The layer's TP all-gather and reduce-scatter (comm ids), -1 where it has none; without
   // sequence parallelism no all-gather, and an all-reduce of the same tensor in the reduce-scatter's place.
   std::pair<int, int> tp_comms(const LayerGroup& l) {
@@ -172,7 +174,7 @@ std::vector<std::uint32_t> Builder::layer_pass(int stage, int k, int mb, bool fo
   if (!forward && !l.backward_pass) return after;  // a frozen stem: no backward at all
   // Full recompute: a checkpointed layer's forward again, with its TP communication, right before
   // its backward (Megatron's checkpointed layer); it counts as forward work.
-  if (!forward && lay_.recompute == Recompute::full && l.checkpointed) after = layer_pass(stage, k, mb, true, after);
+  if (!forward && reruns_forward(l)) after = layer_pass(stage, k, mb, true, after);
   GraphOp c;
   c.phase = forward ? Phase::forward : Phase::backward;
   c.stage = stage;
@@ -395,7 +397,7 @@ StepGraph Builder::build() {
       compute += lc.forward.time;
       if (in.layer->backward_pass) {
         compute += lc.backward.time;
-        if (lay_.recompute == Recompute::full && in.layer->checkpointed) compute += lc.forward.time;
+        if (reruns_forward(*in.layer)) compute += lc.forward.time;
         if (lay_.recompute == Recompute::selective) compute += in.attention_forward;
       }
       flops += lc.forward.model_flops + lc.backward.model_flops;  // model FLOPs: recompute is not counted

@@ -29,7 +29,7 @@ MemoryEstimate estimate_memory(const Workload& w, const Accelerator& a, const Pa
         l.recompute == Recompute::full && g.checkpointed && g.pipeline_boundary.value() > 0 && g.backward_pass;
     const Bytes kept = l.recompute == Recompute::selective ? g.activations - g.attention_activations : g.activations;
     per_sample += (input_only ? g.pipeline_boundary : kept) * static_cast<double>(g.repeat);
-    if (l.recompute == Recompute::full && working < g.activations) working = g.activations;
+    if (input_only && working < g.activations) working = g.activations;  // only a rerun layer rebuilds them
   }
   // Interleaved, the first stage runs 2 (p - 1) + (v - 1) p chunk forwards before its first
   // backward, each 1/v of its layers: p (1 + (p - 1) / (p v)) micro-batches' worth (Korthikanti
