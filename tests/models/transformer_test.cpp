@@ -240,41 +240,32 @@ TEST(Transformer, LoraFreezesTheBaseAndTrainsRankRAdaptersBesideIt) {
 }
 
 TEST(Transformer, FileErrorsNameTheirKey) {
-  const auto message = [](const std::string& t, const std::string& extra = "") {
-    return input_error_message([&] { parse(t, extra); });
+  const std::string small = "{layers: 2, hidden: 96, heads: 8, ffn: 400, vocabulary: 10, sequence: 8";
+  struct Case {
+    std::string transformer, extra, expected;
   };
-  EXPECT_NE(message("{layers: 2, hidden: 100, heads: 3, ffn: 400, vocabulary: 10, sequence: 8}")
-                .find("transformer.heads: must divide hidden, or give head_dim"),
-            std::string::npos);
-  EXPECT_NE(message("{layers: 2, hidden: 96, heads: 8, kv_heads: 3, ffn: 400, vocabulary: 10, sequence: 8}")
-                .find("transformer.kv_heads: must divide heads (8)"),
-            std::string::npos);
-  EXPECT_NE(message("{layers: 2, hidden: 96, heads: 8, ffn: 400, vocabulary: 10, sequence: 8, activation: relu}")
-                .find("transformer.activation: unknown activation 'relu' (valid: swiglu, gelu)"),
-            std::string::npos);
-  EXPECT_NE(message("{layers: 2, hidden: 96, heads: 8, ffn: 400, vocabulary: 10, sequence: 8}",
-                    "tokens_per_sample: 4\n")
-                .find("tokens_per_sample: differs from transformer.sequence (8)"),
-            std::string::npos);
-  EXPECT_NE(message("{layers: 2, hidden: 96, heads: 8, ffn: 400, vocabulary: 10, sequence: 8}",
-                    "layers: []\n")
-                .find("layers: give either layers or transformer, not both"),
-            std::string::npos);
-  const std::string small = "{layers: 2, hidden: 96, heads: 8, ffn: 400, vocabulary: 10, sequence: 8, ";
-  EXPECT_NE(message(small + "lora: {rank: 4, targets: [qkv, ffn]}}").find("transformer.lora.targets[1]: unknown LoRA target 'ffn' (valid: qkv, o, mlp)"),
-            std::string::npos);
-  EXPECT_NE(message(small + "lora: {rank: 4, targets: [o, o]}}").find("transformer.lora.targets[1]: target 'o' named twice"),
-            std::string::npos);
-  EXPECT_NE(message(small + "lora: {rank: 200, targets: [o]}}").find("transformer.lora.rank: exceeds hidden (96)"),
-            std::string::npos);
-  EXPECT_NE(message(small + "lora: {rank: 4, targets: []}}").find("transformer.lora.targets: needs at least one target"),
-            std::string::npos);
-  EXPECT_NE(message(small + "activation_input: fp4}").find("transformer.activation_input: unknown activation_input 'fp4'"),
-            std::string::npos);
-  EXPECT_NE(message(small + "attention: {implementation: sparse}}").find("transformer.attention.implementation: unknown attention 'sparse'"),
-            std::string::npos);
-  EXPECT_NE(message(small + "attention: {precision: fp4}}").find("transformer.attention.precision: unknown precision 'fp4'"),
-            std::string::npos);
+  const std::vector<Case> cases = {
+      {"{layers: 2, hidden: 100, heads: 3, ffn: 400, vocabulary: 10, sequence: 8}", "",
+       "transformer.heads: must divide hidden, or give head_dim"},
+      {"{layers: 2, hidden: 96, heads: 8, kv_heads: 3, ffn: 400, vocabulary: 10, sequence: 8}", "",
+       "transformer.kv_heads: must divide heads (8)"},
+      {small + ", activation: relu}", "", "transformer.activation: unknown activation 'relu' (valid: swiglu, gelu)"},
+      {small + "}", "tokens_per_sample: 4\n", "tokens_per_sample: differs from transformer.sequence (8)"},
+      {small + "}", "layers: []\n", "layers: give either layers or transformer, not both"},
+      {small + ", lora: {rank: 4, targets: [qkv, ffn]}}", "",
+       "transformer.lora.targets[1]: unknown LoRA target 'ffn' (valid: qkv, o, mlp)"},
+      {small + ", lora: {rank: 4, targets: [o, o]}}", "", "transformer.lora.targets[1]: target 'o' named twice"},
+      {small + ", lora: {rank: 200, targets: [o]}}", "", "transformer.lora.rank: exceeds hidden (96)"},
+      {small + ", lora: {rank: 4, targets: []}}", "", "transformer.lora.targets: needs at least one target"},
+      {small + ", activation_input: fp4}", "", "transformer.activation_input: unknown activation_input 'fp4'"},
+      {small + ", attention: {implementation: sparse}}", "",
+       "transformer.attention.implementation: unknown attention 'sparse'"},
+      {small + ", attention: {precision: fp4}}", "", "transformer.attention.precision: unknown precision 'fp4'"},
+  };
+  for (const Case& c : cases) {
+    const std::string message = input_error_message([&] { parse(c.transformer, c.extra); });
+    EXPECT_NE(message.find(c.expected), std::string::npos) << c.transformer << " " << c.extra << ": " << message;
+  }
 }
 
 }  // namespace
