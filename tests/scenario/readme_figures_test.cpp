@@ -131,6 +131,13 @@ TEST(ReadmeFigures, TheTransformerTableIsTheCommittedValidation) {
                                memory_error));
   }
   EXPECT_EQ(compare("scenarios/README.md", rows, 2), 8);
+  // The sentence under the table quotes the summary's mean and max.
+  const auto summary = sp::config::CsvTable::read(kRoot + "/results/validation/transformer_summary.csv");
+  const std::string sentence = fmt::format("Mean |error| {:.1f} %, max {:.1f} %", 100 * *summary.number(0, "mean_abs_error"),
+                                           100 * *summary.number(0, "max_abs_error"));
+  int quoted = 0;
+  for (const std::string& l : lines_of("scenarios/README.md")) quoted += l.find(sentence) != std::string::npos;
+  EXPECT_EQ(quoted, 1) << "scenarios/README.md should say: " << sentence;
 }
 
 const std::map<std::string, std::string> kGroupNames{
