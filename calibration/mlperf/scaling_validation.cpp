@@ -88,7 +88,7 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
   groups.insert(groups.end(), {"N=9-64", "N>64", "anchor: same submitter", "anchor: another submitter", "all"});
   std::vector<ScalingSummary> out;
   for (const std::string& g : groups) {
-    std::vector<double> model, curve, perfect;
+    std::vector<double> model, curve, perfect, logged;
     for (const ScalingRow& r : rows) {
       const int n = r.row.accelerators;
       const bool own = r.anchor_rule.rfind("same submitter", 0) == 0;
@@ -98,6 +98,7 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
       model.push_back(100 * std::abs(r.error()));
       curve.push_back(100 * std::abs(r.curve_error()));
       perfect.push_back(100 * std::abs(r.perfect_error()));
+      if (const double e = r.error_at_logged_convergence(); !std::isnan(e)) logged.push_back(100 * std::abs(e));
     }
     if (model.empty()) continue;
     ScalingSummary s;
@@ -110,6 +111,9 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
     s.curve_p90 = quantile(curve, 0.9);
     s.perfect_median = quantile(perfect, 0.5);
     s.perfect_p90 = quantile(perfect, 0.9);
+    s.logged_rows = static_cast<int>(logged.size());
+    s.logged_median = logged.empty() ? std::nan("") : quantile(logged, 0.5);
+    s.logged_p90 = logged.empty() ? std::nan("") : quantile(logged, 0.9);
     out.push_back(s);
   }
   return out;
@@ -205,6 +209,8 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
       s.model_min = to_seconds(pt.estimate.time_to_train) / 60;
       s.model_anchor_min = to_seconds(pa.estimate.time_to_train) / 60;
       s.predicted_min = *anchor.time_to_train_min * s.model_min / s.model_anchor_min;
+      s.model_logged_min = to_seconds(pt.at_logged_convergence) / 60;
+      s.model_anchor_logged_min = to_seconds(pa.at_logged_convergence) / 60;
       s.curve_min = curve.anchored(ct, ca);
       s.perfect_min = *anchor.time_to_train_min * (ct.samples_to_converge / ca.samples_to_converge) *
                       (ca.accelerators / ct.accelerators);

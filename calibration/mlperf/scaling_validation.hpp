@@ -27,9 +27,18 @@ struct ScalingRow {
   double predicted_min = 0;                    // anchor's published x model ratio
   double curve_min = 0;                        // the throughput curve, same anchor and fold
   double perfect_min = 0;                      // anchor x (S(G)/S(G_a)) x (N_a/N)
+  // The model's scores at the samples each row's scored runs converged at (MlperfResult::
+  // converged; 0 where a row does not say): the same ratio without either row's convergence luck,
+  // so that what a mechanism can fix (the time per sample) is told apart from what none can.
+  double model_logged_min = 0, model_anchor_logged_min = 0;
   double error() const { return predicted_min / *row.time_to_train_min - 1; }
   double curve_error() const { return curve_min / *row.time_to_train_min - 1; }
   double perfect_error() const { return perfect_min / *row.time_to_train_min - 1; }
+  /// The error at both rows' logged convergence; NaN where either row does not give it.
+  double error_at_logged_convergence() const {
+    if (!(model_logged_min > 0 && model_anchor_logged_min > 0)) return std::numeric_limits<double>::quiet_NaN();
+    return *anchor.time_to_train_min * model_logged_min / model_anchor_logged_min / *row.time_to_train_min - 1;
+  }
   /// Speedups over the anchor: published, and as the model predicts.
   double published_speedup() const { return *anchor.time_to_train_min / *row.time_to_train_min; }
   double predicted_speedup() const { return model_anchor_min / model_min; }
@@ -41,6 +50,8 @@ struct ScalingSummary {
   double median = 0, p90 = 0, max = 0;              // |error| of the model, %
   double curve_median = 0, curve_p90 = 0;           // the throughput curve, %
   double perfect_median = 0, perfect_p90 = 0;       // perfect scaling + RCP, %
+  int logged_rows = 0;                              // rows where both give their convergence
+  double logged_median = 0, logged_p90 = 0;         // the model at the logged convergence, % (NaN: no rows)
 };
 
 struct ScalingReport {

@@ -119,4 +119,34 @@ TEST(ScalingValidation, SummariesByBenchmarkScaleAndAll) {
   EXPECT_NEAR(rep.summary("anchor: another submitter").median, 4.0, 1e-9);
 }
 
+TEST(ScalingValidation, TheErrorAtLoggedConvergenceTakesBothRowsOwnConvergence) {
+  // Anchor published 40 min; the model gives 10 min at N and 80 at the anchor at the RCP's
+  // convergence (predicted 40 x 10 / 80 = 5 min against 4 published: +25 %), but 12 min and 100
+  // min at the samples each row's runs converged at: 40 x 12 / 100 = 4.8 min, +20 %.
+  ScalingRow s;
+  s.row = row(2, "X", 8, 8, 4.0);
+  s.anchor = row(1, "X", 8, 1, 40.0);
+  s.model_min = 10;
+  s.model_anchor_min = 80;
+  s.predicted_min = 40.0 * 10 / 80;
+  s.model_logged_min = 12;
+  s.model_anchor_logged_min = 100;
+  EXPECT_NEAR(s.error(), 0.25, 1e-12);
+  EXPECT_NEAR(s.error_at_logged_convergence(), 0.20, 1e-12);
+  // A row (or anchor) whose logs give no convergence has no such error, and the summary counts
+  // only the rows that have one: here 20 % alone, though the second row's error is 50 %.
+  ScalingRow t = s;
+  t.row.line = 3;
+  t.predicted_min = 6.0;
+  t.model_anchor_logged_min = 0;
+  EXPECT_TRUE(std::isnan(t.error_at_logged_convergence()));
+  ScalingReport rep;
+  rep.summaries = summarise_scaling({s, t});
+  EXPECT_EQ(rep.summary("all").rows, 2);
+  EXPECT_NEAR(rep.summary("all").median, 37.5, 1e-9);
+  EXPECT_EQ(rep.summary("all").logged_rows, 1);
+  EXPECT_NEAR(rep.summary("all").logged_median, 20.0, 1e-9);
+  EXPECT_NEAR(rep.summary("all").logged_p90, 20.0, 1e-9);
+}
+
 }  // namespace sp::calibration
