@@ -124,8 +124,9 @@ std::string kernel_costs_yaml(const KernelFit& f, const std::vector<std::pair<st
                               const std::string& command, const std::string& date) {
   const models::KernelCosts& c = f.accelerator.compute;
   std::string y = "# Written by: " + command + "\n";
-  y += "# Include it in " + f.accelerator.name + "'s hardware file as: compute: !include <this file>\n";
-  y += fmt::format("source: \"measured: scalepoint calibrate compute, {}\"\n", date);
+  y += "# Include it in " + f.accelerator.name +
+       "'s hardware file (or another part's of the same die, SMs and clocks) as: compute: !include <this file>\n";
+  y += fmt::format("source: \"measured on {}: scalepoint calibrate compute, {}\"\n", f.accelerator.name, date);
   y += fmt::format("parallel_units: {}\ngemm_tile: [{}, {}]\n", c.parallel_units, c.tile_m, c.tile_n);
   y += fmt::format("kernel_latency: \"{:.4g} us\"{}\n", to_seconds(c.kernel_latency) * 1e6,
                    f.latency_fitted ? "   # fitted: the intercept of the graph-timed GEMMs (no latency probe)" : "");
@@ -141,6 +142,10 @@ std::string kernel_costs_yaml(const KernelFit& f, const std::vector<std::pair<st
       y += fmt::format("    - [{:.0f}, {:.0f}, {:.0f}, \"{:.5g} us\"]\n", g.m, g.n, g.k, to_seconds(g.time) * 1e6);
     }
   }
+  // The bandwidth the table's ratios are taken at: a part of the same die with other memory that
+  // includes this file keeps the ratios and runs the trend at its own bandwidth.
+  y += fmt::format("measured_memory_bandwidth: \"{:.4g} TB/s\"   # of the part the table was timed on\n",
+                   f.accelerator.memory_bandwidth.value() / 1e12);
   y += "provenance:\n  inputs:\n";
   for (const auto& [file, sha] : inputs) y += fmt::format("    - {{file: \"{}\", sha256: \"{}\"}}\n", file, sha);
   return y;

@@ -12,10 +12,11 @@ const std::vector<std::string> kTopologies = {"switch", "bridge", "pcie", "torus
 // compute: {source, parallel_units, gemm_tile: [m, n], kernel_latency, memory_efficiency,
 //           strided_access_fraction, transpose_access_fraction (optional: KernelCosts' defaults),
 //           gemm: {dtype: {efficiency_max, k_overhead}}, measured: {dtype: [[m, n, k, time], ...]},
-//           provenance: {...}}
+//           measured_memory_bandwidth (optional: the part the table was timed on), provenance: {...}}
 KernelCosts parse_kernel_costs(const config::ConfigNode& n, const Accelerator& a) {
   n.expect_only({"source", "parallel_units", "gemm_tile", "kernel_latency", "memory_efficiency",
-                 "strided_access_fraction", "transpose_access_fraction", "gemm", "measured", "provenance"});
+                 "strided_access_fraction", "transpose_access_fraction", "gemm", "measured", "measured_memory_bandwidth",
+                 "provenance"});
   KernelCosts c;
   c.source = n.at("source").as_string();
   if (c.source.rfind("measured", 0) != 0 && c.source.rfind("estimate", 0) != 0) {
@@ -55,6 +56,10 @@ KernelCosts parse_kernel_costs(const config::ConfigNode& n, const Accelerator& a
         c.measured[dtype].push_back(g);
       }
     }
+  }
+  if (auto b = n.find("measured_memory_bandwidth")) {
+    if (c.measured.empty()) b->fail("says what the measured table was timed on, and there is no measured table");
+    c.measured_bandwidth = b->as_positive_bandwidth();
   }
   return c;
 }

@@ -111,9 +111,11 @@ Duration stream_time(const Accelerator& a, Bytes bytes, double kernels, Access a
 }
 
 void refresh_measured_ratios(Accelerator& a) {
+  Accelerator timed_on = a;
+  if (a.compute.measured_bandwidth.value() > 0) timed_on.memory_bandwidth = a.compute.measured_bandwidth;
   for (auto& [dtype, rows] : a.compute.measured) {
     for (MeasuredGemm& g : rows) {
-      g.log_ratio = std::log(to_seconds(g.time) / trend_seconds(a, dtype, GemmShape{g.m, g.n, g.k, 1}));
+      g.log_ratio = std::log(to_seconds(g.time) / trend_seconds(timed_on, dtype, GemmShape{g.m, g.n, g.k, 1}));
     }
   }
 }

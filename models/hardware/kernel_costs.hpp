@@ -83,6 +83,11 @@ struct KernelCosts {
   double transpose_access_fraction = 0.599;
   std::map<std::string, GemmRate> gemm;                        // by dtype
   std::map<std::string, std::vector<MeasuredGemm>> measured;  // by dtype
+  // The memory bandwidth of the part the measured shapes were timed on (0: this accelerator's).
+  // Their ratios to the trend are taken at that bandwidth: what they correct (tile and wave
+  // quantisation, the library's kernel choice) belongs to the die, so another part of the same die,
+  // SMs and clocks with other memory (H200 against H100) keeps them and its own bandwidth.
+  BytesPerSecond measured_bandwidth;
 };
 
 struct Accelerator;
@@ -106,8 +111,9 @@ double access_fraction(const KernelCosts& c, Access access);
 Duration stream_time(const Accelerator& a, Bytes bytes, double kernels, Access access = Access::vector,
                      double blocks = 0);
 
-/// Recomputes each measured shape's log(measured / trend): after parsing, and whenever the trend's
-/// parameters or the peaks change.
+/// Recomputes each measured shape's log(measured / trend), the trend at the measured part's
+/// bandwidth (KernelCosts::measured_bandwidth): after parsing, and whenever the trend's parameters
+/// or the peaks change.
 void refresh_measured_ratios(Accelerator& a);
 
 }  // namespace sp::models

@@ -169,7 +169,7 @@ int list_command(const std::string& what) {
     for (const auto& a : catalog.accelerators()) {
       std::string aliases;
       for (const auto& al : a.aliases) aliases += (aliases.empty() ? "" : "; ") + al;
-      std::printf("%-20s %-7s %-10s %-9s %-9s %s\n", a.name.c_str(), a.vendor.c_str(), a.family.c_str(),
+      std::printf("%-20s %-7s %-10s %-9s %-27s %s\n", a.name.c_str(), a.vendor.c_str(), a.family.c_str(),
                   a.software_stack.c_str(), a.compute.source.substr(0, a.compute.source.find(':')).c_str(),
                   aliases.c_str());
     }

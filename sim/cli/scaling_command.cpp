@@ -164,11 +164,12 @@ int validate_scaling_command(const std::vector<calibration::MlperfResult>& rows,
   }
   std::printf("\n");
   for (const auto& r : rep.rows) {
-    std::printf("  %-16.16s %5d x %-16.16s %-36.36s from %4d (%-30.30s) %+6.1f%%  curve %+6.1f%%  %s\n",
+    const double logged = r.error_at_logged_convergence();
+    std::printf("  %-16.16s %5d x %-16.16s %-36.36s from %4d (%-30.30s) %+6.1f%%  curve %+6.1f%%  at logged conv. %s  %s\n",
                 r.row.benchmark.c_str(), r.row.accelerators, r.kind.c_str(),
                 (r.row.submitter + " " + r.row.system_name).c_str(), r.anchor.accelerators,
                 (r.anchor.submitter + " " + r.anchor.system_name).c_str(), 100 * r.error(), 100 * r.curve_error(),
-                r.layout.c_str());
+                std::isnan(logged) ? "     -" : fmt::format("{:+6.1f}%", 100 * logged).c_str(), r.layout.c_str());
   }
   for (const auto& s : rep.skipped) std::printf("skipped %s\n", s.c_str());
   std::printf("wrote %s/{scaling_rows.csv,scaling_summary.csv%s}\n", dir.string().c_str(), plotted ? ",scaling.png" : "");

@@ -198,6 +198,47 @@ TEST(KernelCosts, MeasuredShapesCorrectTheTrendNearThemOnly) {
   EXPECT_NEAR(to_seconds(gemm_time(a, "bf16", far)) / to_seconds(gemm_time_modelled(a, "bf16", far)), 1, 1e-9);
 }
 
+TEST(KernelCosts, AnotherPartOfTheSameDieKeepsTheRatiosAtItsOwnBandwidth) {
+  // A streaming GEMM, 2^20 x 16 x 16 in bf16: 67,109,376 B at 0.8 TB/s on the toy's 1 TB/s part,
+  // 83.887 + 2 = 85.887 us by the trend (its tiles take 5.4 us), measured at twice that. A part of
+  // the same die with 2 TB/s (H200 against H100) that includes the table, measured_bandwidth 1 TB/s,
+  // runs its own trend (41.943 + 2 = 43.943 us) times the same correction, 2^(1/1.05) as in the
+  // test above: the ratio is the die's kernels', the bandwidth the part's.
+  Accelerator part = toy();
+  const GemmShape s{1 << 20, 16, 16};
+  const Duration measured = gemm_time_modelled(part, "bf16", s) * 2;
+  EXPECT_NEAR(us(measured), 2 * 85.887, 1e-2);
+  part.memory_bandwidth = BytesPerSecond(2e12);
+  EXPECT_NEAR(us(gemm_time_modelled(part, "bf16", s)), 43.943, 1e-2);
+  part.compute.measured["bf16"] = {MeasuredGemm{s.m, s.n, s.k, measured}};
+  part.compute.measured_bandwidth = BytesPerSecond(1e12);
+  refresh_measured_ratios(part);
+  EXPECT_NEAR(us(gemm_time(part, "bf16", s)), 43.943 * std::exp(std::log(2.0) / 1.05), 1e-2);
+  // Taken at the part's own bandwidth, the same table would carry the slower memory along:
+  // (171.774 / 43.943)^(1/1.05).
+  part.compute.measured_bandwidth = BytesPerSecond(0);
+  refresh_measured_ratios(part);
+  EXPECT_NEAR(us(gemm_time(part, "bf16", s)), 43.943 * std::exp(std::log(171.774 / 43.943) / 1.05), 1e-1);
+}
+
+TEST(KernelCosts, TheMeasuredPartsBandwidthIsReadWithItsTable) {
+  const auto parsed = [](const std::string& compute) {
+    return parse_accelerator(config::load_string(
+        "{name: X, vendor: V, family: f, software_stack: s, peak: {bf16: \"1 PFLOP/s\"},"
+        " memory: {capacity: \"80 GB\", bandwidth: \"2 TB/s\"},"
+        " scale_up: {topology: switch, link: l, bandwidth: \"100 GB/s\"}, typical_node: {accelerators: 8, nics: 0},"
+        " compute: {source: \"estimate: test\", parallel_units: 100, gemm_tile: [128, 128], kernel_latency: \"2 us\","
+        " memory_efficiency: 0.8, gemm: {bf16: {efficiency_max: 0.5, k_overhead: 64}}" + compute + "}}",
+        "x.yaml"));
+  };
+  const Accelerator a = parsed(", measured: {bf16: [[1024, 1024, 1024, \"10 us\"]]}, measured_memory_bandwidth: \"1 TB/s\"");
+  EXPECT_DOUBLE_EQ(a.compute.measured_bandwidth.value(), 1e12);
+  EXPECT_DOUBLE_EQ(parsed("").compute.measured_bandwidth.value(), 0);  // the part's own
+  EXPECT_EQ(input_error_message([&] { parsed(", measured_memory_bandwidth: \"1 TB/s\""); }),
+            "x.yaml:1:441: compute.measured_memory_bandwidth: says what the measured table was timed on, and there "
+            "is no measured table");
+}
+
 TEST(ComputeModel, FusionDividesElementWiseWorkAndTheStackDividesAll) {
   // simple_platform's accelerator: 1 PFLOP/s, 1 TB/s, no latency, every efficiency 1. A trained
   // layer of one teraflop GEMM (1 ms forward; 1 ms input and 1 ms weight gradient backward) and
