@@ -31,9 +31,13 @@ output::Table rows_table(const calibration::ScalingReport& rep) {
   output::Column curve_err = output::number_column("curve_error", "1", "");
   output::Column perfect = output::number_column("perfect_min", "min", "perfect scaling with the RCPs' convergence, same anchor");
   output::Column perfect_err = output::number_column("perfect_error", "1", "");
-  output::Column logged = output::number_column("model_logged_min", "min", "the model's score at the samples the row's scored runs converged at (empty: not given)");
+  output::Column logged = output::number_column(
+      "model_logged_min", "min", "the model's score at the samples the row's scored runs converged at (empty: not given)");
   output::Column alogged = output::number_column("model_anchor_logged_min", "min", "the same for the anchor");
-  output::Column logged_err = output::number_column("error_at_logged_convergence", "1", "anchor_published x model_logged / model_anchor_logged / published - 1: the error without either row's convergence luck");
+  output::Column logged_err = output::number_column(
+      "error_at_logged_convergence", "1",
+      "anchor_published x model_logged / model_anchor_logged / published - 1: the error without either row's "
+      "convergence luck");
   output::Column sp_pub = output::number_column("published_speedup", "1", "anchor's published time / published time");
   output::Column sp_pred = output::number_column("predicted_speedup", "1", "model_anchor / model");
   for (const auto& r : rep.rows) {
@@ -70,7 +74,8 @@ output::Table rows_table(const calibration::ScalingReport& rep) {
                output::text_column("kind", "catalog kind", kind), n, nodes, gbs, pub,
                output::text_column("anchor", "the row whose published time the prediction starts from", anchor),
                output::text_column("anchor_rule", "how the anchor was chosen", rule), an, apub, model, amodel, pred, err,
-               curve, curve_err, perfect, perfect_err, logged, alogged, logged_err, sp_pub, sp_pred, output::text_column("layout", "", layout),
+               curve, curve_err, perfect, perfect_err, logged, alogged, logged_err, sp_pub, sp_pred,
+               output::text_column("layout", "", layout),
                output::text_column("anchor_layout", "", anchor_layout)};
   return t;
 }
@@ -84,8 +89,10 @@ output::Table summary_table(const calibration::ScalingReport& rep) {
   output::Column cp90 = output::number_column("curve_p90_ape_pct", "%", "");
   output::Column pmed = output::number_column("perfect_median_ape_pct", "%", "perfect scaling with the RCPs' convergence");
   output::Column pp90 = output::number_column("perfect_p90_ape_pct", "%", "");
-  output::Column lrows = output::number_column("logged_rows", "count", "rows whose and whose anchor's logged convergence is known", true);
-  output::Column lmed = output::number_column("logged_median_ape_pct", "%", "scalepoint at both rows' logged convergence (convergence luck removed)");
+  output::Column lrows =
+      output::number_column("logged_rows", "count", "rows whose and whose anchor's logged convergence is known", true);
+  output::Column lmed = output::number_column("logged_median_ape_pct", "%",
+                                              "scalepoint at both rows' logged convergence (convergence luck removed)");
   output::Column lp90 = output::number_column("logged_p90_ape_pct", "%", "");
   for (const auto& s : rep.summaries) {
     group.push_back(s.group);
@@ -102,7 +109,8 @@ output::Table summary_table(const calibration::ScalingReport& rep) {
     lp90.values.push_back(s.logged_p90);
   }
   output::Table t;
-  t.columns = {output::text_column("group", "benchmark, scale or all", group), rows, med, p90, mx, cmed, cp90, pmed, pp90, lrows, lmed, lp90};
+  t.columns = {output::text_column("group", "benchmark, scale or all", group), rows, med, p90, mx, cmed, cp90, pmed, pp90,
+               lrows, lmed, lp90};
   return t;
 }
 
@@ -155,8 +163,8 @@ int validate_scaling_command(const std::vector<calibration::MlperfResult>& rows,
   files.commit();
 
   std::printf("multi-node rows from a measured smaller system, each system left out of the fit (|error| %%):\n");
-  std::printf("  %-26s %4s  %21s  %21s  %21s  %24s\n", "", "rows", "scalepoint med/p90/max", "throughput curve med/p90",
-              "perfect + RCP med/p90", "at logged conv. rows/med/p90");
+  std::printf("  %-26s %4s  %21s  %21s  %21s  %24s\n", "", "rows", "scalepoint med/p90/max",
+              "throughput curve med/p90", "perfect + RCP med/p90", "at logged conv. rows/med/p90");
   for (const auto& s : rep.summaries) {
     std::printf("  %-26s %4d  %6.1f %6.1f %6.1f  %14.1f %6.1f  %14.1f %6.1f  %10d %6.1f %6.1f\n", s.group.c_str(), s.rows,
                 s.median, s.p90, s.max, s.curve_median, s.curve_p90, s.perfect_median, s.perfect_p90, s.logged_rows,
@@ -165,7 +173,8 @@ int validate_scaling_command(const std::vector<calibration::MlperfResult>& rows,
   std::printf("\n");
   for (const auto& r : rep.rows) {
     const double logged = r.error_at_logged_convergence();
-    std::printf("  %-16.16s %5d x %-16.16s %-36.36s from %4d (%-30.30s) %+6.1f%%  curve %+6.1f%%  at logged conv. %s  %s\n",
+    std::printf("  %-16.16s %5d x %-16.16s %-36.36s from %4d (%-30.30s) %+6.1f%%  curve %+6.1f%%  "
+                "at logged conv. %s  %s\n",
                 r.row.benchmark.c_str(), r.row.accelerators, r.kind.c_str(),
                 (r.row.submitter + " " + r.row.system_name).c_str(), r.anchor.accelerators,
                 (r.anchor.submitter + " " + r.anchor.system_name).c_str(), 100 * r.error(), 100 * r.curve_error(),
