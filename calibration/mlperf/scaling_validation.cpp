@@ -88,7 +88,7 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
   groups.insert(groups.end(), {"N=9-64", "N>64", "anchor: same submitter", "anchor: another submitter", "all"});
   std::vector<ScalingSummary> out;
   for (const std::string& g : groups) {
-    std::vector<double> model, curve, perfect, logged;
+    std::vector<double> model, curve, perfect, logged, convergence;
     for (const ScalingRow& r : rows) {
       const int n = r.row.accelerators;
       const bool own = r.anchor_rule.rfind("same submitter", 0) == 0;
@@ -98,7 +98,10 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
       model.push_back(100 * std::abs(r.error()));
       curve.push_back(100 * std::abs(r.curve_error()));
       perfect.push_back(100 * std::abs(r.perfect_error()));
-      if (const double e = r.error_at_logged_convergence(); !std::isnan(e)) logged.push_back(100 * std::abs(e));
+      if (const double e = r.error_at_logged_convergence(); !std::isnan(e)) {
+        logged.push_back(100 * std::abs(e));
+        convergence.push_back(100 * std::abs(r.convergence_error()));
+      }
     }
     if (model.empty()) continue;
     ScalingSummary s;
@@ -114,6 +117,8 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
     s.logged_rows = static_cast<int>(logged.size());
     s.logged_median = logged.empty() ? std::nan("") : quantile(logged, 0.5);
     s.logged_p90 = logged.empty() ? std::nan("") : quantile(logged, 0.9);
+    s.convergence_median = convergence.empty() ? std::nan("") : quantile(convergence, 0.5);
+    s.convergence_p90 = convergence.empty() ? std::nan("") : quantile(convergence, 0.9);
     out.push_back(s);
   }
   return out;

@@ -39,6 +39,10 @@ struct ScalingRow {
     if (!(model_logged_min > 0 && model_anchor_logged_min > 0)) return std::numeric_limits<double>::quiet_NaN();
     return *anchor.time_to_train_min * model_logged_min / model_anchor_logged_min / *row.time_to_train_min - 1;
   }
+  /// What convergence alone costs: (1 + error) / (1 + error at logged convergence) - 1, the error a
+  /// model exact about the time per sample of both systems would still make by predicting the RCP's
+  /// samples rather than the runs'; NaN where the logged one is.
+  double convergence_error() const { return (1 + error()) / (1 + error_at_logged_convergence()) - 1; }
   /// Speedups over the anchor: published, and as the model predicts.
   double published_speedup() const { return *anchor.time_to_train_min / *row.time_to_train_min; }
   double predicted_speedup() const { return model_anchor_min / model_min; }
@@ -52,6 +56,7 @@ struct ScalingSummary {
   double perfect_median = 0, perfect_p90 = 0;       // perfect scaling + RCP, %
   int logged_rows = 0;                              // rows where both give their convergence
   double logged_median = 0, logged_p90 = 0;         // the model at the logged convergence, % (NaN: no rows)
+  double convergence_median = 0, convergence_p90 = 0;  // convergence alone (ScalingRow::convergence_error), %
 };
 
 struct ScalingReport {

@@ -133,6 +133,8 @@ TEST(ScalingValidation, TheErrorAtLoggedConvergenceTakesBothRowsOwnConvergence) 
   s.model_anchor_logged_min = 100;
   EXPECT_NEAR(s.error(), 0.25, 1e-12);
   EXPECT_NEAR(s.error_at_logged_convergence(), 0.20, 1e-12);
+  // Convergence alone: 1.25 / 1.20 - 1 = 4.17 %, the rows' convergence against the RCP's.
+  EXPECT_NEAR(s.convergence_error(), 1.25 / 1.20 - 1, 1e-12);
   // A row (or anchor) whose logs give no convergence has no such error, and the summary counts
   // only the rows that have one: here 20 % alone, though the second row's error is 50 %.
   ScalingRow t = s;
@@ -147,6 +149,7 @@ TEST(ScalingValidation, TheErrorAtLoggedConvergenceTakesBothRowsOwnConvergence) 
   EXPECT_EQ(rep.summary("all").logged_rows, 1);
   EXPECT_NEAR(rep.summary("all").logged_median, 20.0, 1e-9);
   EXPECT_NEAR(rep.summary("all").logged_p90, 20.0, 1e-9);
+  EXPECT_NEAR(rep.summary("all").convergence_median, 100 * (1.25 / 1.20 - 1), 1e-9);
 }
 
 }  // namespace sp::calibration

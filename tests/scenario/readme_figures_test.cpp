@@ -157,7 +157,8 @@ TEST(ReadmeFigures, TheScalingTableIsTheCommittedSummary) {
   for (std::size_t i = 0; i < t.rows(); ++i) {
     std::string row = "| " + group_label(t.cell(i, "group"), static_cast<int>(*t.integer(i, "rows"))) + " |";
     for (const char* c : {"median_ape_pct", "p90_ape_pct", "max_ape_pct", "curve_median_ape_pct", "curve_p90_ape_pct",
-                          "perfect_median_ape_pct", "perfect_p90_ape_pct", "logged_median_ape_pct", "logged_p90_ape_pct"}) {
+                          "perfect_median_ape_pct", "perfect_p90_ape_pct", "logged_median_ape_pct", "logged_p90_ape_pct",
+                          "convergence_median_ape_pct", "convergence_p90_ape_pct"}) {
       row += fmt::format(" {:.1f} |", *t.number(i, c));
     }
     rows.push_back(row);
