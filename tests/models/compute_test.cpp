@@ -10,63 +10,7 @@
 
 namespace sp::models {
 
-namespace {
-
-// 100 units of 128 x 128 tiles at 1 PFLOP/s (10 TFLOP/s per unit), efficiency 0.5, 64 k steps of
-// overhead per tile, 2 us per kernel, 1 TB/s of which 80 % is achieved.
-Accelerator toy() {
-  Accelerator a;
-  a.name = "toy";
-  a.peak["bf16"] = FlopsPerSecond(1e15);
-  a.memory_bandwidth = BytesPerSecond(1e12);
-  a.compute.parallel_units = 100;
-  a.compute.tile_m = a.compute.tile_n = 128;
-  a.compute.kernel_latency = microseconds(2);
-  a.compute.memory_efficiency = 0.8;
-  a.compute.gemm["bf16"] = GemmRate{0.5, 64};
-  return a;
-}
-
-double us(Duration d) { return to_seconds(d) * 1e6; }
-
-Op op(OpKind kind, const char* name) {
-  Op o;
-  o.kind = kind;
-  o.name = name;
-  return o;
-}
-
-}  // namespace
-
-TEST(KernelCosts, LargeGemmRunsInWavesOfTiles) {
-  // 4096 x 4096 x 4096: 32 x 32 = 1024 tiles over 100 units = 11 waves (the last one a quarter
-  // full). A tile streams 4096 + 64 k steps of 2 x 128 x 128 FLOP at 0.5 x 10 TFLOP/s:
-  // 2 x 16384 x 4160 / 5e12 = 27.263 us per wave -> 11 waves 299.89 us + 2 us latency. Its
-  // operands, 3 x 32 MiB = 100.7 MB at 0.8 TB/s = 126 us, stream in less. No split: 1024 tiles
-  // already fill the units.
-  const double wave = 2.0 * 128 * 128 * (4096 + 64) / 5e12;
-  EXPECT_NEAR(us(gemm_time(toy(), "bf16", GemmShape{4096, 4096, 4096})), 2 + 11 * wave * 1e6, 1e-3);
-}
-
-TEST(KernelCosts, ShallowGemmSplitsAlongK) {
-  // 512 x 512 x 16384 with memory ten times faster (8 TB/s achieved), so the arithmetic decides:
-  // 16 tiles fill 16 of the 100 units. Unsplit: one wave of 2 x 16384 x (16384 + 64) / 5e12 =
-  // 107.8 us. Split 16 ways: 256 units in 3 waves of 2 x 16384 x (1024 + 64) / 5e12 = 7.130 us,
-  // plus the fp32 partial sums 512 x 512 x 4 B x 16 / 8 TB/s = 2.097 us: 23.487 us, the fastest
-  // of the splits (4 ways: 27.787, 8 ways: 28.73).
-  Accelerator a = toy();
-  a.memory_bandwidth = BytesPerSecond(1e13);
-  const double split16 = 3 * 2.0 * 16384 * (1024 + 64) / 5e12 + 512.0 * 512 * 4 * 16 / 8e12;
-  EXPECT_NEAR(us(gemm_time(a, "bf16", GemmShape{512, 512, 16384})), 2 + split16 * 1e6, 1e-3);
-}
-
-TEST(KernelCosts, NarrowGemmIsBoundByItsBytes) {
-  // A LoRA down-projection, 8192 x 16 x 8192: 64 tiles of 128 x 16, one wave, 2 x 128 x 16 x
-  // 8256 / 5e12 = 6.76 us of arithmetic; but it reads 8192 x 8192 x 2 B of input (134 MB)
-  // plus the 16 x 8192 weight and writes 8192 x 16: 134.74 MB at 0.8 TB/s = 168.4 us.
-  const double bytes = (8192.0 * 8192 + 8192 * 16) * 2 + 8192.0 * 16 * 2;
-  EXPECT_NEAR(us(gemm_time(toy(), "bf16", GemmShape{8192, 16, 8192})), 2 + bytes / 0.8e12 * 1e6, 1e-3);
-}
+using testing::op;
 
 TEST(Ops, ConvolutionsReadTheirInputOnceNotTheIm2colMatrix) {
   // A 3x3 convolution, 64 -> 64 channels at 100 x 100 output positions, one image, stride 1:
@@ -83,7 +27,7 @@ TEST(Ops, ConvolutionsReadTheirInputOnceNotTheIm2colMatrix) {
   const std::vector<Kernel> forward = expand(o, s, Pass::forward, "bf16");
   ASSERT_EQ(forward.size(), 1u);
   const double bytes = (10000.0 * 64 + 576.0 * 64) * 2 + 10000.0 * 64 * 2;
-  EXPECT_NEAR(us(kernel_time(forward[0], toy())), 2 + bytes / 0.8e12 * 1e6, 1e-3);
+  EXPECT_NEAR(testing::us(kernel_time(forward[0], testing::toy_accelerator())), 2 + bytes / 0.8e12 * 1e6, 1e-3);
   // Backward: the input gradient writes the input's shape (its C is the im2col view), the weight
   // gradient reads it (its B is).
   const std::vector<Kernel> backward = expand(o, s, Pass::backward, "bf16");
@@ -102,52 +46,6 @@ TEST(Ops, ConvolutionsReadTheirInputOnceNotTheIm2colMatrix) {
                    1.0);
 }
 
-TEST(KernelCosts, SmallKernelsCostTheirLatencyNotAFractionOfFlops) {
-  // 100 element-wise kernels moving 1 MB in all: 100 x 2 us + 1.25 us. On a chip ten times
-  // faster in FLOP/s the latency is the same: small batches do not speed up with peak.
-  Accelerator a = toy();
-  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 100)), 201.25, 1e-6);
-  a.peak["bf16"] = FlopsPerSecond(1e16);
-  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 100)), 201.25, 1e-6);
-}
-
-TEST(KernelCosts, StridedPassesAndTransposesGetAShareOfTheBandwidth) {
-  // 1 MB in one kernel at 0.8 TB/s: 2 + 1.25 us vectorised; strided at a quarter of that
-  // bandwidth, 2 + 5 us; a transpose at half of it, 2 + 2.5 us.
-  Accelerator a = toy();
-  a.compute.strided_access_fraction = 0.25;
-  a.compute.transpose_access_fraction = 0.5;
-  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1)), 3.25, 1e-9);
-  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, Access::strided)), 7.0, 1e-9);
-  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, Access::transpose)), 4.5, 1e-9);
-  // cuDNN's transposes around a channels-last convolution: 0.25 MB of activations read and written
-  // (0.5 MB) in two launches, 2 x 2 + 0.5 MB / 0.4 TB/s = 5.25 us
-  EXPECT_NEAR(us(kernel_time(nchw_transposes(Bytes(0.25e6), "fp16"), a)), 5.25, 1e-9);
-  Op ew = op(OpKind::elementwise, "bias_norm");
-  ew.strided = true;
-  ew.forward_bytes_per_sample = Bytes(1e6);
-  ew.forward_kernels = 1;
-  const std::vector<Kernel> k = expand(ew, Shard{}, Pass::forward, "fp16");
-  ASSERT_EQ(k.size(), 1u);
-  EXPECT_NEAR(us(kernel_time(k[0], a)), 7.0, 1e-9);
-}
-
-TEST(KernelCosts, AKernelOfFewerBlocksThanSmsReachesThatShareOfTheBandwidth) {
-  // The toy's 100 units: 1 MB in one kernel of 50 blocks (a per-channel pass over 50 channels)
-  // gets half of 0.8 TB/s: 2 + 2.5 us; 100 or more blocks, or 0 (plenty), the whole: 2 + 1.25 us.
-  Accelerator a = toy();
-  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, Access::vector, 50)), 4.5, 1e-9);
-  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, Access::vector, 100)), 3.25, 1e-9);
-  EXPECT_NEAR(us(stream_time(a, Bytes(1e6), 1, Access::vector, 0)), 3.25, 1e-9);
-  // `blocks: {forward: 0, backward: 50}` on an op: its backward kernel is the narrow one.
-  const Op o = parse_op(config::load_string(
-      "{elementwise: bias, per_sample: {forward: \"1 MB\", backward: \"1 MB\"}, kernels: {forward: 1, backward: 1}, "
-      "blocks: {forward: 0, backward: 50}}",
-      "op.yaml"));
-  EXPECT_NEAR(us(kernel_time(expand(o, Shard{}, Pass::forward, "fp16").at(0), a)), 3.25, 1e-9);
-  EXPECT_NEAR(us(kernel_time(expand(o, Shard{}, Pass::backward, "fp16").at(0), a)), 4.5, 1e-9);
-}
-
 TEST(Ops, NchwConvolutionOverUnalignedPositionsIsStrided) {
   // A 1x1 convolution 64 -> 64 over 2,500 positions of one sample in NCHW: the positions are
   // the contiguous run, 2,500 x 2 B is not a multiple of 16 B, so the GEMM has no vector access.
@@ -155,17 +53,17 @@ TEST(Ops, NchwConvolutionOverUnalignedPositionsIsStrided) {
   // 0.42 us of arithmetic; it moves (2,500 x 64 + 64 x 64) x 2 B in and 2,500 x 64 x 2 B out,
   // 648,192 B, at a quarter of 0.8 TB/s: 3.241 us, + 2 us latency. At 2,496 positions (a
   // multiple of 8) or in channels-last it is an ordinary GEMM: 647,168 B at 0.8 TB/s = 0.809 us.
-  Accelerator a = toy();
+  Accelerator a = testing::toy_accelerator();
   a.compute.strided_access_fraction = 0.25;
   const auto first = [&](const char* yaml) {
     return expand(parse_op(config::load_string(yaml, "op.yaml")), Shard{}, Pass::forward, "bf16").at(0);
   };
   const Kernel odd = first("{conv: c, in: 64, out: 64, kernel: 1, positions: [2500], layout: nchw}");
   EXPECT_TRUE(odd.shape.strided);
-  EXPECT_NEAR(us(kernel_time(odd, a)), 2 + 648192 / 0.2e12 * 1e6, 1e-6);
+  EXPECT_NEAR(testing::us(kernel_time(odd, a)), 2 + 648192 / 0.2e12 * 1e6, 1e-6);
   const Kernel even = first("{conv: c, in: 64, out: 64, kernel: 1, positions: [2496], layout: nchw}");
   EXPECT_FALSE(even.shape.strided);
-  EXPECT_NEAR(us(kernel_time(even, a)), 2 + 647168 / 0.8e12 * 1e6, 1e-6);
+  EXPECT_NEAR(testing::us(kernel_time(even, a)), 2 + 647168 / 0.8e12 * 1e6, 1e-6);
   EXPECT_FALSE(first("{conv: c, in: 64, out: 64, kernel: 1, positions: [2500]}").shape.strided);
   // A 3x3 one in NCHW runs channels-last between cuDNN's transposes: its input (2,500 x 64, the
   // im2col view reduced by its 9 reuses) and output (2,500 x 64), 640 kB, read and written, in two
@@ -183,60 +81,6 @@ TEST(Ops, NchwConvolutionOverUnalignedPositionsIsStrided) {
   ASSERT_EQ(b.size(), 4u);  // transposes, input gradient, transposes, weight gradient
   EXPECT_FALSE(b[1].library_launch);
   EXPECT_TRUE(b[3].library_launch);
-}
-
-TEST(KernelCosts, MeasuredShapesCorrectTheTrendNearThemOnly) {
-  // A measurement twice the trend at 1024^3: there the model gives 2 / (1 + 0.05) of the way in
-  // log space; at 8192^3 (3 octaves away in every dimension) the weight exp(-27/0.5) vanishes.
-  Accelerator a = toy();
-  const Duration trend = gemm_time_modelled(a, "bf16", GemmShape{1024, 1024, 1024});
-  a.compute.measured["bf16"] = {MeasuredGemm{1024, 1024, 1024, trend * 2}};
-  refresh_measured_ratios(a);
-  EXPECT_NEAR(to_seconds(gemm_time(a, "bf16", GemmShape{1024, 1024, 1024})) / to_seconds(trend),
-              std::exp(std::log(2.0) / 1.05), 1e-6);  // picosecond rounding
-  const GemmShape far{8192, 8192, 8192};
-  EXPECT_NEAR(to_seconds(gemm_time(a, "bf16", far)) / to_seconds(gemm_time_modelled(a, "bf16", far)), 1, 1e-9);
-}
-
-TEST(KernelCosts, AnotherPartOfTheSameDieKeepsTheRatiosAtItsOwnBandwidth) {
-  // A streaming GEMM, 2^20 x 16 x 16 in bf16: 67,109,376 B at 0.8 TB/s on the toy's 1 TB/s part,
-  // 83.887 + 2 = 85.887 us by the trend (its tiles take 5.4 us), measured at twice that. A part of
-  // the same die with 2 TB/s (H200 against H100) that includes the table, measured_bandwidth 1 TB/s,
-  // runs its own trend (41.943 + 2 = 43.943 us) times the same correction, 2^(1/1.05) as in the
-  // test above: the ratio is the die's kernels', the bandwidth the part's.
-  Accelerator part = toy();
-  const GemmShape s{1 << 20, 16, 16};
-  const Duration measured = gemm_time_modelled(part, "bf16", s) * 2;
-  EXPECT_NEAR(us(measured), 2 * 85.887, 1e-2);
-  part.memory_bandwidth = BytesPerSecond(2e12);
-  EXPECT_NEAR(us(gemm_time_modelled(part, "bf16", s)), 43.943, 1e-2);
-  part.compute.measured["bf16"] = {MeasuredGemm{s.m, s.n, s.k, measured}};
-  part.compute.measured_bandwidth = BytesPerSecond(1e12);
-  refresh_measured_ratios(part);
-  EXPECT_NEAR(us(gemm_time(part, "bf16", s)), 43.943 * std::exp(std::log(2.0) / 1.05), 1e-2);
-  // Taken at the part's own bandwidth, the same table would carry the slower memory along:
-  // (171.774 / 43.943)^(1/1.05).
-  part.compute.measured_bandwidth = BytesPerSecond(0);
-  refresh_measured_ratios(part);
-  EXPECT_NEAR(us(gemm_time(part, "bf16", s)), 43.943 * std::exp(std::log(171.774 / 43.943) / 1.05), 1e-1);
-}
-
-TEST(KernelCosts, TheMeasuredPartsBandwidthIsReadWithItsTable) {
-  const auto parsed = [](const std::string& compute) {
-    return parse_accelerator(config::load_string(
-        "{name: X, vendor: V, family: f, software_stack: s, peak: {bf16: \"1 PFLOP/s\"},"
-        " memory: {capacity: \"80 GB\", bandwidth: \"2 TB/s\"},"
-        " scale_up: {topology: switch, link: l, bandwidth: \"100 GB/s\"}, typical_node: {accelerators: 8, nics: 0},"
-        " compute: {source: \"estimate: test\", parallel_units: 100, gemm_tile: [128, 128], kernel_latency: \"2 us\","
-        " memory_efficiency: 0.8, gemm: {bf16: {efficiency_max: 0.5, k_overhead: 64}}" + compute + "}}",
-        "x.yaml"));
-  };
-  const Accelerator a = parsed(", measured: {bf16: [[1024, 1024, 1024, \"10 us\"]]}, measured_memory_bandwidth: \"1 TB/s\"");
-  EXPECT_DOUBLE_EQ(a.compute.measured_bandwidth.value(), 1e12);
-  EXPECT_DOUBLE_EQ(parsed("").compute.measured_bandwidth.value(), 0);  // the part's own
-  EXPECT_EQ(input_error_message([&] { parsed(", measured_memory_bandwidth: \"1 TB/s\""); }),
-            "x.yaml:1:441: compute.measured_memory_bandwidth: says what the measured table was timed on, and there "
-            "is no measured table");
 }
 
 TEST(ComputeModel, FusionDividesElementWiseWorkAndTheStackDividesAll) {
@@ -305,10 +149,10 @@ TEST(Launch, APassKeepsItsKernelsInOrderAndFusionRemovesSomeOfThem) {
   ASSERT_EQ(c.forward.runs.size(), 2u);  // the GEMM, then the element-wise kernels
   EXPECT_DOUBLE_EQ(c.forward.runs[0].count, 1);
   EXPECT_DOUBLE_EQ(c.forward.runs[1].count, 2);  // 4 kernels, half of them fused away
-  EXPECT_NEAR(us(c.forward.runs[1].each), 250, 1e-6);  // 1 ms / 2 / 2 kernels
+  EXPECT_NEAR(testing::us(c.forward.runs[1].each), 250, 1e-6);  // 1 ms / 2 / 2 kernels
   Duration sum;
   for (const KernelRun& r : c.forward.runs) sum += scale(r.each, r.count);
-  EXPECT_NEAR(us(sum), us(c.forward.time), 1e-3);
+  EXPECT_NEAR(testing::us(sum), testing::us(c.forward.time), 1e-3);
 }
 
 TEST(Ops, TensorParallelSplitsChangeTheShapes) {

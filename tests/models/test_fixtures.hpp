@@ -14,6 +14,32 @@
 
 namespace sp::models::testing {
 
+/// 100 units of 128 x 128 tiles at 1 PFLOP/s (10 TFLOP/s per unit), efficiency 0.5, 64 k steps
+/// of overhead per tile, 2 us per kernel, 1 TB/s of which 80 % is achieved: the kernel-cost tests'.
+inline Accelerator toy_accelerator() {
+  Accelerator a;
+  a.name = "toy";
+  a.peak["bf16"] = FlopsPerSecond(1e15);
+  a.memory_bandwidth = BytesPerSecond(1e12);
+  a.compute.parallel_units = 100;
+  a.compute.tile_m = a.compute.tile_n = 128;
+  a.compute.kernel_latency = microseconds(2);
+  a.compute.memory_efficiency = 0.8;
+  a.compute.gemm["bf16"] = GemmRate{0.5, 64};
+  return a;
+}
+
+/// An op of `kind` named `name`, its costs to be set by the test.
+inline Op op(OpKind kind, const char* name) {
+  Op o;
+  o.kind = kind;
+  o.name = name;
+  return o;
+}
+
+/// A duration in microseconds, for expectations written in them.
+inline double us(Duration d) { return to_seconds(d) * 1e6; }
+
 /// 8 accelerators per node at 1 PFLOP/s (fp16), 1 TB/s memory; an 8-way switch at 100 GB/s per
 /// accelerator; 4 NICs of 10 GB/s per node (5 GB/s per accelerator); every efficiency 1. Its
 /// kernels cost exactly FLOPs / peak: one work unit of a 1 x 1 tile (no wave or tile waste), no
