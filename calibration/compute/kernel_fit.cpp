@@ -49,6 +49,9 @@ KernelFit fit_kernel_costs(const ComputeMeasurements& m, const models::Accelerat
   out.accelerator = base;
   models::Accelerator& a = out.accelerator;
   a.compute.measured.clear();
+  // The table about to be written is this part's own, timed at its own bandwidth, whatever part
+  // the base's included table came from (the H200 carries the H100's).
+  a.compute.measured_bandwidth = BytesPerSecond(0);
   if (m.units > 0) a.compute.parallel_units = m.units;
   if (!m.kernel_seconds.empty()) a.compute.kernel_latency = seconds(median(m.kernel_seconds));
   std::vector<double> copies;

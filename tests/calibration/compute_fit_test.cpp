@@ -67,6 +67,16 @@ TEST(KernelFit, LatencyProbesAndCopiesAreTakenAsMeasured) {
   EXPECT_NEAR(fit.accelerator.compute.memory_efficiency, (2.8 + 2.9) / 2 / 3.35, 1e-9);
 }
 
+TEST(KernelFit, ATableFittedOnAPartIsTakenAtThatPartsBandwidth) {
+  // A base that includes another part's table (timed at 1 TB/s, as the H200 includes the H100's):
+  // the fitted table is the measured part's own, so its ratios are taken at its own 3.35 TB/s.
+  models::Accelerator base = h100();
+  base.compute.measured_bandwidth = BytesPerSecond(1e12);
+  const KernelFit fit = fit_kernel_costs(synthetic(h100()), base);
+  EXPECT_EQ(fit.accelerator.compute.measured_bandwidth.value(), 0.0);
+  EXPECT_FALSE(fit.accelerator.compute.measured.empty());
+}
+
 TEST(KernelFit, TooFewShapesIsAFailedFitAndFp32IsLeftOut) {
   ComputeMeasurements m;
   m.gemms.push_back(GemmSample{"f", 1, "", "bf16", 1024, 1024, 1024, 1e-5, 1});
