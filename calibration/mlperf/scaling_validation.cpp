@@ -214,8 +214,8 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
       s.model_min = to_seconds(pt.estimate.time_to_train) / 60;
       s.model_anchor_min = to_seconds(pa.estimate.time_to_train) / 60;
       s.predicted_min = *anchor.time_to_train_min * s.model_min / s.model_anchor_min;
-      s.model_logged_min = to_seconds(pt.at_logged_convergence) / 60;
-      s.model_anchor_logged_min = to_seconds(pa.at_logged_convergence) / 60;
+      if (pt.at_logged_convergence) s.model_logged_min = to_seconds(*pt.at_logged_convergence) / 60;
+      if (pa.at_logged_convergence) s.model_anchor_logged_min = to_seconds(*pa.at_logged_convergence) / 60;
       s.curve_min = curve.anchored(ct, ca);
       s.perfect_min = *anchor.time_to_train_min * (ct.samples_to_converge / ca.samples_to_converge) *
                       (ca.accelerators / ct.accelerators);

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,16 +29,16 @@ struct ScalingRow {
   double curve_min = 0;                        // the throughput curve, same anchor and fold
   double perfect_min = 0;                      // anchor x (S(G)/S(G_a)) x (N_a/N)
   // The model's scores at the samples each row's scored runs converged at (MlperfResult::
-  // converged; 0 where a row does not say): the same ratio without either row's convergence luck,
-  // so that what a mechanism can fix (the time per sample) is told apart from what none can.
-  double model_logged_min = 0, model_anchor_logged_min = 0;
+  // converged; none where a row does not say): the same ratio without either row's convergence
+  // luck, so that what a mechanism can fix (the time per sample) is told apart from what none can.
+  std::optional<double> model_logged_min, model_anchor_logged_min;
   double error() const { return predicted_min / *row.time_to_train_min - 1; }
   double curve_error() const { return curve_min / *row.time_to_train_min - 1; }
   double perfect_error() const { return perfect_min / *row.time_to_train_min - 1; }
   /// The error at both rows' logged convergence; NaN where either row does not give it.
   double error_at_logged_convergence() const {
-    if (!(model_logged_min > 0 && model_anchor_logged_min > 0)) return std::numeric_limits<double>::quiet_NaN();
-    return *anchor.time_to_train_min * model_logged_min / model_anchor_logged_min / *row.time_to_train_min - 1;
+    if (!model_logged_min || !model_anchor_logged_min) return std::numeric_limits<double>::quiet_NaN();
+    return *anchor.time_to_train_min * *model_logged_min / *model_anchor_logged_min / *row.time_to_train_min - 1;
   }
   /// What convergence alone costs: (1 + error) / (1 + error at logged convergence) - 1, the error a
   /// model exact about the time per sample of both systems would still make by predicting the RCP's

@@ -155,7 +155,7 @@ void compare_with_published(ValidationRow& v) {
   v.error = minutes(e.time_to_train) / pub - 1;
   v.inside = minutes(e.p10) <= pub && pub <= minutes(e.p90);
   v.error_at_logged_convergence =
-      v.prediction.at_logged_convergence > Duration{} ? minutes(v.prediction.at_logged_convergence) / pub - 1 : kNaN;
+      v.prediction.at_logged_convergence ? minutes(*v.prediction.at_logged_convergence) / pub - 1 : kNaN;
 }
 
 ValidationReport validate_rows(const std::vector<MlperfResult>& rows, const SystemModelInputs& inputs) {

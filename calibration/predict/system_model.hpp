@@ -56,9 +56,9 @@ struct SystemPrediction {
   std::string software_source;  // where its software efficiency came from (Calibration::software)
   models::TrainingEstimate estimate;
   models::Platform platform;  // what it ran on (energy)
-  // The time to train of runs converging where the row's logged runs did (zero where the row
+  // The time to train of runs converging where the row's logged runs did (none where the row
   // gives no convergence): the model's time per sample without the submitter's convergence luck.
-  Duration at_logged_convergence{};
+  std::optional<Duration> at_logged_convergence;
   // The model's counterpart of each phase the row's logs time (MlperfResult::phases, in order),
   // in seconds, for runs converging where the row's did, or at the RCP mean where the row does
   // not say (modelled_phase, as the fit weighs them).

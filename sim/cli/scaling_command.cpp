@@ -63,8 +63,8 @@ output::Table rows_table(const calibration::ScalingReport& rep) {
     perfect.values.push_back(r.perfect_min);
     perfect_err.values.push_back(r.perfect_error());
     const double nan = std::nan("");
-    logged.values.push_back(r.model_logged_min > 0 ? r.model_logged_min : nan);
-    alogged.values.push_back(r.model_anchor_logged_min > 0 ? r.model_anchor_logged_min : nan);
+    logged.values.push_back(r.model_logged_min.value_or(nan));
+    alogged.values.push_back(r.model_anchor_logged_min.value_or(nan));
     logged_err.values.push_back(r.error_at_logged_convergence());
     sp_pub.values.push_back(r.published_speedup());
     sp_pred.values.push_back(r.predicted_speedup());

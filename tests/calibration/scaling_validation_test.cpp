@@ -140,7 +140,7 @@ TEST(ScalingValidation, TheErrorAtLoggedConvergenceTakesBothRowsOwnConvergence) 
   ScalingRow t = s;
   t.row.line = 3;
   t.predicted_min = 6.0;
-  t.model_anchor_logged_min = 0;
+  t.model_anchor_logged_min.reset();
   EXPECT_TRUE(std::isnan(t.error_at_logged_convergence()));
   ScalingReport rep;
   rep.summaries = summarise_scaling({s, t});

@@ -99,11 +99,11 @@ TEST(Validate, ErrorsAtTheLoggedConvergenceLeaveTheRunsConvergenceOut) {
     v.prediction.estimate.time_to_train = seconds(60 * predicted_min);
     v.prediction.estimate.p10 = seconds(60 * 0.9 * predicted_min);
     v.prediction.estimate.p90 = seconds(60 * 1.1 * predicted_min);
-    v.prediction.at_logged_convergence = seconds(60 * at_logged_min);
+    if (at_logged_min > 0) v.prediction.at_logged_convergence = seconds(60 * at_logged_min);
     compare_with_published(v);
     return v;
   };
-  const ValidationRow a = row(8.0, 9.5), b = row(11.0, 10.2), c = row(10.5, 0.0);
+  const ValidationRow a = row(8.0, 9.5), b = row(11.0, 10.2), c = row(10.5, 0.0);  // c: no logged convergence
   EXPECT_NEAR(a.error, -0.2, 1e-12);
   EXPECT_NEAR(a.error_at_logged_convergence, -0.05, 1e-12);
   EXPECT_NEAR(b.error_at_logged_convergence, 0.02, 1e-12);
