@@ -64,9 +64,10 @@ double step_lower_bound_s(const Workload& w, const Platform& p, const ParallelLa
 
 // Every set of sizes the limits allow for N (each a power of two that divides it unless listed;
 // TP within one scale-up domain), with or without a pipeline, and each of the limits' virtual
-// stages where there is one: `visit` gets the spec, its micro-batch unset.
+// stages where there is one: `visit` gets the spec, its micro-batch unset, and returns true to
+// stop the walk (a question answered by the first spec that does).
 void each_size(const Workload& w, const Platform& p, int n, const ParallelSpec& base, const LayoutSearch& limits,
-               bool pipelines, const std::function<void(const ParallelSpec&)>& visit) {
+               bool pipelines, const std::function<bool(const ParallelSpec&)>& visit) {
   const int domain = std::min(n, p.topology.tiers.front().size);
   const auto sizes = [](const std::vector<int>& given, int upto) { return given.empty() ? powers_of_two(upto) : given; };
   for (int t : sizes(limits.tensor, domain)) {
@@ -77,12 +78,12 @@ void each_size(const Workload& w, const Platform& p, int n, const ParallelSpec& 
         s.fix_sizes({t, c, q});
         s.micro_batch.reset();
         if (q == 1 || limits.virtual_stages.empty()) {
-          visit(s);
+          if (visit(s)) return;
           continue;
         }
         for (int v : limits.virtual_stages) {
           s.virtual_stages = v;
-          visit(s);
+          if (visit(s)) return;
         }
       }
     }
@@ -154,7 +155,10 @@ struct Search {
     std::vector<Candidate> all;
     for (bool pipelines : {false, true}) {
       if (pipelines && (!all.empty() || !fastest.empty())) break;
-      each_size(w, p, n, base, limits, pipelines, [&](const ParallelSpec& s) { add_fitting(s, all, limits.recompute); });
+      each_size(w, p, n, base, limits, pipelines, [&](const ParallelSpec& s) {
+        add_fitting(s, all, limits.recompute);
+        return false;
+      });
     }
     std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.bound_s < b.bound_s; });
     for (const Candidate& c : all) {
@@ -247,9 +251,10 @@ bool some_layout_resolves(const Workload& w, const Platform& p, int n, std::int6
   }
   bool found = false;
   for (bool pipelines : {false, true}) {
-    each_size(w, p, n, base, limits, pipelines, [&](const ParallelSpec& s) { found = found || resolves(s, limits.recompute); });
+    each_size(w, p, n, base, limits, pipelines, [&](const ParallelSpec& s) { return found = resolves(s, limits.recompute); });
+    if (found) return true;
   }
-  return found;
+  return false;
 }
 
 std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform& p, int n, std::int64_t gbs,
