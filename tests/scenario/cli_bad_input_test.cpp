@@ -1,0 +1,296 @@
+// The CLI given bad, hostile or absurd input: one message naming what is wrong, exit status 2,
+// nothing written (README.md, "Exit status"), warnings where a case is accepted.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <H5Cpp.h>
+
+#include "shell.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using sp::testing::RunResult;
+using sp::testing::slurp;
+
+RunResult run(const std::string& args) { return sp::testing::cli(args); }
+fs::path fresh_dir(const std::string& name) { return sp::testing::fresh_dir("cli_bad_input_test", name); }
+std::string scenario(const std::string& name) { return sp::testing::scenario_file(name); }
+
+}  // namespace
+
+TEST(Cli, BadInputExitsWithTwoAndWritesNothing) {
+  const fs::path out = fresh_dir("bad");
+  const RunResult r = run("run " + std::string(SP_TEST_DATA) + "/bad/no_unit.yaml --out " + out.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("no_unit.yaml:8:16: platform.scale_up.bandwidth: \"450\" has no unit"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("terminate"), std::string::npos);  // no crash, no stack trace
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(Cli, BadOverrideAndMissingFileExitWithTwo) {
+  EXPECT_EQ(run("run " + scenario("bert") + " --set platform.scale_up.latency=3").status, 2);
+  EXPECT_EQ(run("run /nonexistent/scenario.yaml").status, 2);
+  EXPECT_EQ(run("run").status, 2);  // missing argument: CLI11's message, our exit status
+  EXPECT_EQ(run("frobnicate").status, 2);
+}
+
+TEST(Cli, AbsurdButWellFormedInputNamesTheArgumentNotAnInternalError) {
+  // Cases from issue 13: each once ended as "internal error" (exit 1) naming no input.
+  const fs::path dir = fresh_dir("absurd");
+  fs::create_directories(dir);
+  const std::string file = (dir / "a_file").string();
+  { std::ofstream(file) << "x"; }
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run " + scenario("bert") + " -q --out " + file, "--out: " + file + " cannot be the output folder: it is a file"},
+      {"run " + scenario("bert") + " -q --set 'platform.scale_out.nic_bandwidth=1 b/s'",
+       "platform.scale_out.nic_bandwidth: \"1 b/s\" is below 1 MB/s"},
+      {"collective --bytes 16EiB", "--bytes 16EiB: sizes are limited to 1 TiB"},
+      {"run /dev/zero", "/dev/zero: is not a regular file"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const RunResult r = run(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  }
+}
+
+TEST(Cli, HostileInputExitsWithTwoNotACrashAHangOrAWriteElsewhere) {
+  // Found by a hostile-input review: a stack overflow (an alias inside itself), a division by a
+  // count cut to 32 bits, simulated times past the clock's range, billions of milestones or
+  // picosecond slices (hangs), an output folder named "..", a calibration file of other keys
+  // accepted silently, and --out replacing a device or folder.
+  const fs::path dir = fresh_dir("hostile");
+  fs::create_directories(dir);
+  const auto file = [&](const std::string& name, const std::string& text) {
+    std::ofstream((dir / name).string()) << text;
+    return (dir / name).string();
+  };
+  const std::string src = SP_SOURCE_DIR;
+  const std::string coloc = "name: h\naccelerator: H100-SXM5-80GB\nhost: {cores: 16}\n"
+                            "job: {workload: pointnet_cls, batch: 32, steps: 5}\njobs: [2]\n";
+  std::string bench;
+  {
+    std::ifstream in(src + "/calibration/data/colocation/h100_coloc_bench.csv");
+    std::getline(in, bench);
+  }
+  bench += "\n1,colocation,host_bound,time_slicing,1,4,20,60,10,750,1e7,0.49,0.49,1.0,64.0,129.5,1980,0.22,,,,0,,"
+           "NVIDIA H100 80GB HBM3,\n";
+  const std::string systems = "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"colocate " + file("cycle.yaml", "x: &A [*A]\n"), "nested more than 100 levels deep"},
+      {"predict --out " + (dir / "p.csv").string() + " --systems " +
+           file("wide.csv", systems + "bert,NVIDIA H100-SXM5-80GB,8,536870912,4294967296,768\n"),
+       "accelerators_total: needs a count between 1 and 1000000000"},
+      {"predict --samples 1000000000 --out " + (dir / "p.csv").string() + " --systems " +
+           src + "/calibration/data/mlperf/results_v4.1.csv",
+       "--samples: Value 1000000000 not in range 0 to 100000 (run 'scalepoint --help' for usage)\n"},
+      {"gemm-shapes --workload bert --tp 7", "--tp: 7 does not divide encoder_layer.qkv.fwd's n dimension of 3072"},
+      {"run " + scenario("bert") + " -q --out ''", "--out: must name a file or folder, not be empty"},
+      {"run " + scenario("bert") + " -q --out \"$(printf '" + (dir / "a").string() + "\\tb')\"",
+       "--out: the folder's name must not hold control characters (tab, newline)"},
+      {"validate --out " + (dir / "v").string() + " --data " + src + "/calibration/data/mlperf/results_v4.1.csv --phases " +
+           file("phases.csv", "benchmark,org_folder,system_folder,phase,seconds\n"),
+       "phases.csv:1: has no phase rows, only a header"},
+      {"run " + scenario("bert") + " -q --set 'batch={per_accelerator: 1000000000}'",
+       "global batches are limited to 1000000000"},
+      {"colocate --validate " + file("bench.csv", bench) + " --out " + (dir / "v").string(),
+       "makespan_s: implies more than 10 ms of host time per launch"},
+      {"colocate " + file("slice.yaml", coloc + "strategies: [time_slicing]\nsharing: {time_slice: \"1 ps\"}\n"),
+       "sharing.time_slice: must be at least 1 us"},
+      {"colocate " + file("asha.yaml", coloc + "strategies: [sequential]\n"
+                                              "early_stopping: {grace: 1.0e-300, reduction: 1.0000001, seed: 1}\n"),
+       "early_stopping.reduction: gives 6907755621 milestones"},
+      {"run " + scenario("bert") + " -q --set name=..", "name: must be a name without slashes, control characters"},
+      {"run " + scenario("bert") + " -q --set calibration=" + file("cal.yaml", "bogus: 1\n"), "bogus: unknown key"},
+      {"run " + scenario("bert") + " -q --set calibration=" + dir.string(), "calibration: not a regular file: "},
+      {"predict --out " + dir.string() + " --systems " + src + "/calibration/data/mlperf/results_v4.1.csv",
+       "exists and is not a regular file"},
+      {"calibrate network --input " + file("m.csv", "x\n1\n") + " --base nosuch --out " + (dir / "n.yaml").string(),
+       "--base: unknown platform 'nosuch'"},
+      {"collective --gpus 2000000000", "--gpus: Value 2000000000 not in range 1 to 1000000000"},
+      {"calibrate network --input-op all_reduce --base dgx_h100 --input " + file("own.txt", "x\n") + " --out " +
+           (dir / "own.txt").string(),
+       "--out: " + (dir / "own.txt").string() + " is also an input"},
+      {"predict --out " + (dir / "p.csv").string() + " --systems " + file("nul.csv", systems + std::string("be\0rt", 5) + ",x,8,1,8,\n"),
+       "nul.csv:2: holds a NUL byte; a CSV file is text"},
+      {"sweep --out " + (dir / "sw").string() + " " +
+           file("self.yaml", "name: self\nbase: self.yaml\naxes:\n  - grid:\n      accelerators: [[8], [16]]\n"),
+       "self.yaml:2:7: base: names this sweep file itself"},
+      {"calibrate compute --accelerator H100-SXM5-80GB --out " + (dir / "frag.yaml").string() + " --input " +
+           file("nogemm.csv", [&] {  // the committed H100 measurements without their GEMM rows
+             std::ifstream in(src + "/calibration/data/gpu/h100/gpu_bench.csv");
+             std::string out;
+             for (std::string line; std::getline(in, line);) {
+               if (line.find("gemm") == std::string::npos) out += line + "\n";
+             }
+             return out;
+           }()),
+       "nogemm.csv: no GEMM rows in"},
+      {"calibrate power --out " + (dir / "pw.yaml").string() + " --data " +
+           file("power.csv", [&] {
+             std::ifstream in(src + "/calibration/data/mlperf/power_v4.1.csv");
+             std::string header, row;
+             std::getline(in, header);
+             std::getline(in, row);
+             const auto a = row.find(','), b = row.find(',', a + 1);  // benchmark is the second column
+             return header + "\n" + row.substr(0, a + 1) + "nosuch" + row.substr(b) + "\n";
+           }()),
+       "power.csv:2: benchmark: unknown benchmark 'nosuch'"},
+      {"run " + scenario("bert") + " -q --set name=" + std::string(5000, 'a'),
+       "name: is 5000 characters long; at most 200 (it names the output folder)"},
+      {"run " + scenario("bert") + " -q --seed 100000000000000000000",
+       "--seed: a seed is an integer from 0 to 9223372036854775807, not 100000000000000000000"},
+      // A table with a header and nothing under it: refused, not answered with empty results.
+      {"predict --out " + (dir / "p.csv").string() + " --systems " + file("empty_systems.csv", systems),
+       "empty_systems.csv:1: has a header but no data rows"},
+      {"collective --validate " + file("empty_nccl.csv", "platform,collective,gpus,bytes,bus_bandwidth_gbs,source\n") +
+           " --out " + (dir / "c").string(),
+       "empty_nccl.csv:1: has a header but no data rows"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const RunResult r = run(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir / "p.csv"));
+  EXPECT_FALSE(fs::exists(dir / "v"));
+}
+
+TEST(Cli, InputTextInAPlotIsTextNotAGnuplotCommand) {
+  // Found by a hostile-input review: a sweep label reached gnuplot inside '...', so a quote in it
+  // ended the string and `system` ran a shell command; a plain "it's" lost the plot.
+  const fs::path dir = fresh_dir("inject");
+  fs::create_directories(dir);
+  const fs::path mark = dir / "PWNED";
+  {
+    std::ofstream f(dir / "sweep.yaml");
+    f << "name: inject\nbase: " << scenario("bert") << "\naxes:\n  - points:\n"
+      << "      - {label: \"a'; system 'touch " << mark.string() << "'; print '\", accelerators: [8, 16]}\n"
+      << "      - {label: \"it's\", accelerators: [8, 16]}\n";
+  }
+  ASSERT_EQ(run("sweep " + (dir / "sweep.yaml").string() + " -q --out " + (dir / "out").string()).status, 0);
+  const RunResult r = run("report " + (dir / "out").string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(fs::exists(mark));
+  if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
+    EXPECT_TRUE(fs::exists(dir / "out" / "scaling_inject.png"));
+  }
+}
+
+TEST(Cli, SilentlyAcceptedCasesWarnOrFail) {
+  // 1024 x 48 = 49,152 samples: 3x BERT's largest RCP batch (16,384), an extrapolated convergence.
+  const RunResult far = run("run " + scenario("bert") + " --set 'accelerators=[1024]' --set 'batch={per_accelerator: 48}' -q "
+                            "--out " + fresh_dir("warn_rcp").string());
+  EXPECT_EQ(far.status, 0) << far.output;
+  EXPECT_NE(far.output.find("scalepoint: warning: " + scenario("bert") +
+                            ": batch: N=1024: global batch 49152 is 3.0x the largest RCP batch of bert (16384)"),
+            std::string::npos)
+      << far.output;
+  const fs::path dir = fresh_dir("warn_counts");
+  fs::create_directories(dir);
+  {
+    std::ofstream f(dir / "systems.csv");
+    f << "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size,time_to_train_min\n"
+         "bert,NVIDIA H100-SXM5-80GB,8,2,8,,\n";
+  }
+  // Counts that contradict each other are said, with file, line and column; a table without a
+  // single time cannot be validated or analysed (exit 2, nothing written).
+  const RunResult p = run("predict --systems " + (dir / "systems.csv").string() + " --out " + (dir / "p.csv").string());
+  EXPECT_EQ(p.status, 0) << p.output;
+  EXPECT_NE(p.output.find("systems.csv:2: accelerators_total: 8 is not accelerators_per_node x nodes (8 x 2)"),
+            std::string::npos)
+      << p.output;
+  for (const char* cmd : {"validate --data ", "analyze --data "}) {
+    const RunResult v = run(cmd + (dir / "systems.csv").string() + " --out " + (dir / "out").string());
+    EXPECT_EQ(v.status, 2) << cmd << v.output;
+    EXPECT_NE(v.output.find("time_to_train_min: no row has a time to train"), std::string::npos) << v.output;
+    EXPECT_FALSE(fs::exists(dir / "out"));
+  }
+}
+
+TEST(Cli, FitsOnTooFewPointsWarn) {
+  const fs::path dir = fresh_dir("few_points");
+  fs::create_directories(dir);
+  // Three sizes of one collective: a platform is written, with a warning that says so.
+  {
+    std::ifstream in(std::string(SP_SOURCE_DIR) + "/results/calibration/localhost/bench_np2.csv");
+    std::ofstream out(dir / "three.csv");
+    std::string line;
+    for (int i = 0; i < 8 && std::getline(in, line); ++i) out << line << "\n";  // 5 header lines, 3 sizes
+  }
+  const RunResult n = run("calibrate network --input " + (dir / "three.csv").string() + " --base localhost --out " +
+                          (dir / "p.yaml").string());
+  EXPECT_EQ(n.status, 0) << n.output;
+  EXPECT_NE(n.output.find("scalepoint: warning: --input: scale_up, 2 ranks: 3 measured sizes for "),
+            std::string::npos)
+      << n.output;
+  // One published row for 20-odd parameters: the priors decide and the model error is no estimate.
+  {
+    std::ifstream in(std::string(SP_SOURCE_DIR) + "/calibration/data/mlperf/results_v4.1.csv");
+    std::ofstream out(dir / "one.csv");
+    std::string line;
+    for (int i = 0; i < 2 && std::getline(in, line); ++i) out << line << "\n";
+  }
+  const RunResult m = run("calibrate mlperf --data " + (dir / "one.csv").string() + " --out " + (dir / "m.yaml").string());
+  EXPECT_EQ(m.status, 0) << m.output;
+  EXPECT_NE(m.output.find("one.csv: 1 rows for "), std::string::npos) << m.output;
+  EXPECT_NE(m.output.find("the fit rests on its priors"), std::string::npos) << m.output;
+}
+
+TEST(Cli, APhaseOfNoPublishedRowExitsWithTwoAndWritesNothing) {
+  // The second data row of a phases file names a system the results file does not have.
+  const fs::path dir = fresh_dir("phases");
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "phases.csv");
+    out << "benchmark,org_folder,system_folder,result_file,phase,seconds\n"
+        << "retinanet,NVIDIA,eos_n316_ngc24.04_pytorch,result_0.txt,evaluation,0.5\n"
+        << "retinanet,NVIDIA,eos_n999_pytorch,result_0.txt,evaluation,0.5\n";
+  }
+  const RunResult r = run("calibrate mlperf --data " + std::string(SP_SOURCE_DIR) +
+                          "/calibration/data/mlperf/results_v4.1.csv --phases " + (dir / "phases.csv").string() +
+                          " --out " + (dir / "m.yaml").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("phases.csv:3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("system_folder"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("'eos_n999_pytorch'"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "m.yaml"));
+}
+
+TEST(Cli, ColocateWritesItsTablesAndBadInputWritesNothing) {
+  const fs::path out = fresh_dir("colocate");
+  const auto r = run("colocate " + std::string(SP_SOURCE_DIR) + "/scenarios/colocation/resnet18_a100.yaml --set 'jobs=[1,2]' "
+                     "--set job.epochs=0.05 --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("time_slicing"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("K=2   fastest: "), std::string::npos) << r.output;
+  const std::string csv = slurp(out / "summary.csv");
+  EXPECT_EQ(csv.rfind("jobs,strategy,resident,memory_gb,makespan_s,", 0), 0u) << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 * 5);
+  EXPECT_TRUE(fs::exists(out / "jobs.csv"));
+  const fs::path bad = fresh_dir("colocate_bad");
+  const auto b = run("colocate " + std::string(SP_SOURCE_DIR) + "/scenarios/colocation/resnet18_a100.yaml --set sharing.fraction=0 --out " +
+                     bad.string());
+  EXPECT_EQ(b.status, 2);
+  EXPECT_NE(b.output.find("sharing.fraction: must be in (0, 1]"), std::string::npos) << b.output;
+  EXPECT_FALSE(fs::exists(bad / "summary.csv"));
+}
