@@ -34,6 +34,7 @@ std::vector<PowerResult> read_power_results(const config::CsvTable& t) {
       return *v;
     };
     r.system.time_to_train_min = positive("time_to_train_min");
+    if (const std::string why = time_to_train_problem(*r.system.time_to_train_min); !why.empty()) t.fail(i, "time_to_train_min", why);
     r.energy_kj = positive("energy_kj_per_run");
     r.power_w = positive("avg_power_w_system");
     // The model's node power excludes switches; take out any the score counted.

@@ -3,11 +3,22 @@
 #include <algorithm>
 #include <iterator>
 
+#include <fmt/format.h>
+
 #include "sim/config/config_node.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/first_seen.hpp"
 
 namespace sp::calibration {
+
+std::string time_to_train_problem(double minutes) {
+  if (!(minutes > 0)) return "must be positive";
+  // A published score runs minutes to hours (v4.1: 0.12 to 397 min); beyond ten thousand
+  // minutes (a week) a unit slipped (seconds for minutes), and the model's times would leave the
+  // simulated range somewhere deep in a fit instead of here.
+  if (minutes > 10'000) return fmt::format("{:.4g} min is over a week: at most 10000 (minutes, not seconds?)", minutes);
+  return "";
+}
 
 std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
   std::vector<MlperfResult> out;
@@ -42,7 +53,9 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     }
     if (t.has_column("time_to_train_min")) {
       r.time_to_train_min = t.number(i, "time_to_train_min");
-      if (r.time_to_train_min && !(*r.time_to_train_min > 0)) t.fail(i, "time_to_train_min", "must be positive");
+      if (r.time_to_train_min) {
+        if (const std::string why = time_to_train_problem(*r.time_to_train_min); !why.empty()) t.fail(i, "time_to_train_min", why);
+      }
     }
     r.global_batch = t.integer(i, "global_batch_size");
     if (r.global_batch && (*r.global_batch < 1 || *r.global_batch > config::kMaxCount)) {

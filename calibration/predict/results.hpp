@@ -11,6 +11,9 @@
 
 namespace sp::calibration {
 
+/// Why a published time to train cannot be one, or "": not positive, or over a week (10,000 min).
+std::string time_to_train_problem(double minutes);
+
 /// One phase of a system's runs as its logs time it, beyond the total (calibration/data/mlperf/
 /// phases_v4.1.csv): where the fit cannot tell costs apart from totals alone (an evaluation's
 /// fixed overhead from its share per node, once-per-run scoring from per-evaluation costs, a

@@ -56,6 +56,12 @@ struct Platform {
   double rank_speed_sd() const { return std::sqrt(gpu_speed_spread * gpu_speed_spread + compute_jitter * compute_jitter); }
 
   int accelerators_per_node() const { return topology.accelerators_per_node; }
+  /// Whether `accelerators` can talk at all: within one node (or one scale-up domain), or across
+  /// nodes where the platform has scale-out NICs.
+  bool reaches(int accelerators) const {
+    return accelerators <= accelerators_per_node() || accelerators <= topology.tiers.front().size ||
+           topology.tiers.back().bandwidth.value() > 0;
+  }
   int nodes_for(int accelerators) const {
     const int per = accelerators_per_node();
     return (accelerators + per - 1) / per;

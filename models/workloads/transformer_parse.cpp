@@ -2,6 +2,8 @@
 // precisions (transformer.hpp says what each means).
 #include <string>
 
+#include <fmt/format.h>
+
 #include "models/workloads/transformer.hpp"
 
 namespace sp::models {
@@ -9,6 +11,14 @@ namespace sp::models {
 namespace {
 
 std::int64_t positive(const config::ConfigNode& n, const char* key) { return n.at(key).as_count(); }
+
+// A dimension past any model's by orders of magnitude is a slip (a unit, an extra digit), and
+// would only exhaust memory or overflow a parameter count later: refused where it is written.
+std::int64_t dimension(const config::ConfigNode& n, const char* key, std::int64_t most) {
+  const std::int64_t v = positive(n, key);
+  if (v > most) n.at(key).fail("at most " + std::to_string(most) + " (larger than any model by far)");
+  return v;
+}
 
 // Whether the key of `n` names `second` of its two values (`first` when absent), refused naming both.
 bool is_second(const config::ConfigNode& n, const char* key, const char* first, const char* second, bool absent = false) {
@@ -67,19 +77,31 @@ TransformerSpec parse_transformer(const config::ConfigNode& n) {
   const std::int64_t layers = positive(n, "layers");
   if (layers > 100'000) n.at("layers").fail("at most 100000 layers");
   t.layers = static_cast<int>(layers);
-  t.hidden = positive(n, "hidden");
-  t.heads = positive(n, "heads");
-  t.kv_heads = n.has("kv_heads") ? positive(n, "kv_heads") : t.heads;
+  // Bounds about 50 times past the largest published dense models (hidden 18,432 and FFN 73,728
+  // in Megatron's 1T configuration, Narayanan et al. 2021 Table 1; 128 heads; 128 K-token
+  // contexts and vocabularies), so that the parameter count stays far inside 64 bits.
+  t.hidden = dimension(n, "hidden", 1 << 20);
+  t.heads = dimension(n, "heads", 1 << 16);
+  t.kv_heads = n.has("kv_heads") ? dimension(n, "kv_heads", 1 << 16) : t.heads;
   if (t.heads % t.kv_heads != 0) n.at("kv_heads").fail("must divide heads (" + std::to_string(t.heads) + ")");
   if (n.has("head_dim")) {
-    t.head_dim = positive(n, "head_dim");
+    t.head_dim = dimension(n, "head_dim", 1 << 16);
   } else {
     if (t.hidden % t.heads != 0) n.at("heads").fail("must divide hidden, or give head_dim");
     t.head_dim = t.hidden / t.heads;
   }
-  t.ffn = positive(n, "ffn");
-  t.vocabulary = positive(n, "vocabulary");
-  t.sequence = positive(n, "sequence");
+  t.ffn = dimension(n, "ffn", 1 << 22);
+  t.vocabulary = dimension(n, "vocabulary", 1 << 24);
+  t.sequence = dimension(n, "sequence", 1 << 24);
+  // Every dimension within bounds can still multiply into an absurd model: at most 10^15
+  // weights (a thousand times the largest trained), counted in double before any int64 sum.
+  const double h = static_cast<double>(t.hidden), attention = static_cast<double>(t.heads * t.head_dim);
+  const double kv = static_cast<double>(t.kv_heads * t.head_dim);
+  const double weights = static_cast<double>(t.layers) * (h * (attention + 2 * kv) + attention * h + 3 * h * static_cast<double>(t.ffn)) +
+                         2 * h * static_cast<double>(t.vocabulary);
+  if (weights > 1e15) {
+    n.at("layers").fail(fmt::format("the architecture has {:.3g} weights: at most 1e15 (a thousand times the largest trained)", weights));
+  }
   if (is_second(n, "activation", "swiglu", "gelu")) t.activation = TransformerSpec::Activation::gelu;
   if (is_second(n, "norm", "rmsnorm", "layernorm")) t.norm = TransformerSpec::Norm::layernorm;
   if (auto b = n.find("bias")) t.bias = b->as_bool();

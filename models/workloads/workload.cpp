@@ -100,7 +100,9 @@ LayerGroup parse_layer(const config::ConfigNode& n) {
     if (v > 100'000) r->fail("at most 100000 repeats of a layer group, got " + std::to_string(v));
     l.repeat = static_cast<int>(v);
   }
+  // At most 10^13 a layer group: with 100,000 repeats the model's total stays inside 64 bits.
   l.parameters = nonnegative_int(n.at("parameters"));
+  if (l.parameters > 10'000'000'000'000) n.at("parameters").fail("at most 1e13 parameters a layer group (larger than any model by far)");
   l.trainable_parameters = l.parameters;
   if (auto t = n.find("trainable_parameters")) {
     l.trainable_parameters = nonnegative_int(*t);

@@ -81,6 +81,10 @@ int calibrate_power_command(const CalibratePowerOptions& o) {
       throw InputError({o.data, r.system.line, 0}, "benchmark", "unknown benchmark '" + r.system.benchmark + "'",
                        "valid: the benchmarks of models/workloads (build/scalepoint list workloads)");
     }
+    if (!catalog.find_accelerator(r.system.accelerator)) {
+      throw InputError({o.data, r.system.line, 0}, "accelerator", "unknown accelerator '" + r.system.accelerator + "'",
+                       "valid: the names and aliases of models/hardware (build/scalepoint list accelerators)");
+    }
   }
   const calibration::SystemModelInputs inputs{catalog, platforms, models::default_calibration(), 0, 1};
   const calibration::PowerFit fit = calibration::fit_power(rows, inputs, models::PowerCalibration{});

@@ -90,6 +90,11 @@ int collective_command(const CollectiveOptions& o) {
     throw InputError(SourceLocation{"--gpus", 0, 0}, "",
                      fmt::format("{} GPUs are not whole {}-GPU nodes of {}", o.gpus, per_node, platform.name));
   }
+  if (!platform.reaches(o.gpus)) {
+    throw InputError(SourceLocation{"--gpus", 0, 0}, "",
+                     fmt::format("{} GPUs span several nodes, but platform '{}' has no scale-out NICs (scale_out.nics_per_node is 0)",
+                                 o.gpus, platform.name));
+  }
   const auto fidelity = models::fidelity_from_name(o.fidelity);
   if (!fidelity) {
     throw InputError(SourceLocation{"--fidelity", 0, 0}, "", "unknown fidelity '" + o.fidelity + "'",

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "sim/core/error.hpp"
 
 namespace sp::output {
@@ -94,8 +96,21 @@ FolderLock::~FolderLock() {
 }
 
 void check_output_folder(const fs::path& dir, const std::string& option) {
+  // A name the file system cannot hold (a component over NAME_MAX, 255 bytes on Linux) is said as
+  // such, before the canonical path below fails on it.
+  for (const fs::path& part : dir) {
+    if (part.native().size() > 255) {
+      throw InputError(SourceLocation{option, 0, 0}, "",
+                       fmt::format("{}: a name of {} bytes in the path; the file system allows 255", dir.string().substr(0, 80) + "...",
+                                   part.native().size()),
+                       "use a shorter folder name");
+    }
+  }
   std::error_code ec;
   const fs::path real = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  if (ec) {
+    throw InputError(SourceLocation{option, 0, 0}, "", dir.string() + ": " + ec.message(), "name a folder you can write");
+  }
   const std::string p = real.string();
   static const char* const kSystem[] = {"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
                                         "/proc", "/sbin", "/sys", "/usr", "/var"};

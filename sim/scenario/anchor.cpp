@@ -69,11 +69,14 @@ void apply_anchor(ScenarioSpec& spec, Anchor& a, const config::ConfigNode& where
   }
   a.software_factor = det::exp(x1);
   if (std::fabs(f1) > 1e-6 || a.software_factor < kAnchorFactorMin || a.software_factor > kAnchorFactorMax) {
+    // The search stops a step past the plausible range: there it says only on which side.
+    const std::string level = std::fabs(f1) > 1e-6 ? fmt::format("{} x{}", f1 > 0 ? "above" : "below", f1 > 0 ? kAnchorFactorMax : kAnchorFactorMin)
+                                                    : fmt::format("x{:.3g}", a.software_factor);
     where.at("time_to_train").fail(
-        fmt::format("the model gives {:.4g} min at N={}; meeting {:.4g} min takes a software level x{:.3g}, outside the "
+        fmt::format("the model gives {:.4g} min at N={}; meeting {:.4g} min takes a software level {}, outside the "
                     "plausible {}..{}",
-                    to_seconds(a.modelled_before) / 60, n, to_seconds(a.time_to_train) / 60, a.software_factor,
-                    kAnchorFactorMin, kAnchorFactorMax),
+                    to_seconds(a.modelled_before) / 60, n, to_seconds(a.time_to_train) / 60, level, kAnchorFactorMin,
+                    kAnchorFactorMax),
         "check the time and that the scenario describes the measured system");
   }
   spec.platform.accelerator.efficiency_scale = base * a.software_factor;

@@ -79,8 +79,7 @@ void check_counts(const ScenarioSpec& s, const config::ConfigNode& list, const c
       at.fail(std::to_string(n) + " accelerators do not divide a " + std::to_string(per_node) +
               "-accelerator node evenly");
     }
-    if (n > per_node && n > s.platform.topology.tiers.front().size &&
-        !(s.platform.topology.tiers.back().bandwidth.value() > 0)) {
+    if (!s.platform.reaches(n)) {
       at.fail(std::to_string(n) + " accelerators span several nodes, but platform '" + s.platform.name +
               "' has no scale-out NICs (scale_out.nics_per_node is 0)");
     }

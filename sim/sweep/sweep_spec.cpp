@@ -96,6 +96,16 @@ std::string unquoted(const std::string& v) {
   return v.size() >= 2 && (v.front() == '"' || v.front() == '\'') ? v.substr(1, v.size() - 2) : v;
 }
 
+// What makes `path` no scenario file at all (every point would fail alike), or "": missing, a
+// directory or a device, empty. A file that is there but wrong fails per point, with its line.
+static std::string scenario_file_problem(const std::string& path) {
+  if (!config::exists_quietly(path)) return "no such scenario: " + path;
+  if (!config::regular_file_quietly(path)) return "a scenario that is not a regular file: " + path;
+  std::error_code ec;
+  if (std::filesystem::file_size(path, ec) == 0 || ec) return "an empty scenario: " + path;
+  return "";
+}
+
 std::string SweepSpec::base_of(const SweepPoint& p) const {
   for (const auto& o : p.overrides) {
     if (o.path == "base") return (std::filesystem::path(file).parent_path() / unquoted(o.value)).lexically_normal().string();
@@ -120,7 +130,7 @@ SweepSpec load_sweep(const std::string& file) {
   s.name = root.at("name").as_folder_name();
   const config::ConfigNode base = root.at("base");
   s.base_file = (std::filesystem::path(file).parent_path() / base.as_string()).lexically_normal().string();
-  if (!config::exists_quietly(s.base_file)) base.fail("no such scenario: " + s.base_file);
+  if (const std::string why = scenario_file_problem(s.base_file); !why.empty()) base.fail(why);
   // The base is a scenario, never the sweep itself (every point would fail at the sweep's keys).
   std::error_code ec;
   const auto self = std::filesystem::weakly_canonical(file, ec);
@@ -190,8 +200,9 @@ SweepSpec load_sweep(const std::string& file) {
   }
   std::set<std::string> bases;  // each scenario file checked once, not once per point
   for (const SweepPoint& p : s.points) {
-    if (bases.insert(s.base_of(p)).second && !config::exists_quietly(s.base_of(p))) {
-      axes.fail("point " + std::to_string(p.id) + " names a scenario that does not exist: " + s.base_of(p));
+    if (!bases.insert(s.base_of(p)).second) continue;
+    if (const std::string why = scenario_file_problem(s.base_of(p)); !why.empty()) {
+      axes.fail("point " + std::to_string(p.id) + " names " + why);
     }
     if (is_self(s.base_of(p))) axes.fail("point " + std::to_string(p.id) + " names this sweep file itself as its base");
   }

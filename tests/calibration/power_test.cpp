@@ -88,6 +88,10 @@ TEST(PowerFit, BadRowsNameTheFileLineAndColumn) {
             std::string::npos);
   EXPECT_NE(error("llama2_70b_lora,Dell,X,NVIDIA H100-SXM5-80GB,64,8,5.05,163810,54057\n").find("energy_kj_per_run: "),
             std::string::npos);
+  // A time in seconds written as minutes (303 min is 5.05 h, fine; 18,180 is over a week).
+  EXPECT_NE(error("llama2_70b_lora,Dell,X,NVIDIA H100-SXM5-80GB,64,8,18180,16381,54057\n")
+                .find("p.csv:2: time_to_train_min: 1.818e+04 min is over a week: at most 10000"),
+            std::string::npos);
 }
 
 }  // namespace sp::calibration
@@ -105,6 +109,16 @@ TEST(Results, ContradictoryCountsAreAWarningNamingTheRow) {
   ASSERT_EQ(w.messages().size(), 1u);
   EXPECT_EQ(w.messages()[0], "t.csv:3: accelerators_total: 8 is not accelerators_per_node x nodes (8 x 2); the model uses 8");
   EXPECT_THROW(require_times(rows, "t.csv"), InputError);
+  // A published time past a week is a unit slip, refused where it is written (1e308 once reached
+  // the summary as inf, 1e5 a fit as an out-of-range time with no line).
+  try {
+    read_mlperf_results(config::CsvTable("benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,"
+                                         "global_batch_size,time_to_train_min\nbert,NVIDIA H100-SXM5-80GB,8,1,8,,1e308\n",
+                                         "u.csv"));
+    ADD_FAILURE() << "1e308 min was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("u.csv:2: time_to_train_min: 1e+308 min is over a week"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Results, WhatTheScoredRunsConvergedAt) {

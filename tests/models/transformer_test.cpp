@@ -261,6 +261,16 @@ TEST(Transformer, FileErrorsNameTheirKey) {
       {small + ", attention: {implementation: sparse}}", "",
        "transformer.attention.implementation: unknown attention 'sparse'"},
       {small + ", attention: {precision: fp4}}", "", "transformer.attention.precision: unknown precision 'fp4'"},
+      // A slipped digit is refused at its key, not found as an exhausted memory (hidden 10^9 made
+      // a 16 GB allocation) or an overflowed parameter count: each dimension is bounded, and so is
+      // their product: 100,000 layers of hidden d = 2^20 (8 heads, as many KV heads, of d / 8) with
+      // FFN f = 2^22 hold 10^5 x (4 d^2 + 3 d f) = 1.76e18 weights.
+      {"{layers: 2, hidden: 1000000000, heads: 8, ffn: 400, vocabulary: 10, sequence: 8}", "",
+       "transformer.hidden: at most 1048576 (larger than any model by far)"},
+      {"{layers: 2, hidden: 96, heads: 8, ffn: 400, vocabulary: 100000000, sequence: 8}", "",
+       "transformer.vocabulary: at most 16777216"},
+      {"{layers: 100000, hidden: 1048576, heads: 8, ffn: 4194304, vocabulary: 10, sequence: 8}", "",
+       "transformer.layers: the architecture has 1.76e+18 weights: at most 1e15"},
   };
   for (const Case& c : cases) {
     const std::string message = input_error_message([&] { parse(c.transformer, c.extra); });

@@ -79,6 +79,14 @@ TEST(Anchor, AnAnchorTheModelCannotMeetIsAnInputError) {
     EXPECT_NE(what.find("--anchor 8=10s"), std::string::npos) << what;
     EXPECT_NE(what.find("anchor.time_to_train"), std::string::npos) << what;
     EXPECT_NE(what.find("outside the plausible 0.2..5"), std::string::npos) << what;
+    // The search stops a step past the range: it says on which side, not where it stopped.
+    EXPECT_NE(what.find("a software level above x5,"), std::string::npos) << what;
+  }
+  try {
+    bert({{"anchor", "{accelerators: 8, time_to_train: \"3 h\"}", "--anchor 8=3h"}});
+    ADD_FAILURE() << "an anchor 30x slower than the model was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a software level below x0.2,"), std::string::npos) << e.what();
   }
   EXPECT_THROW(bert({{"anchor", "{accelerators: 8}", "--anchor"}}), InputError);
   EXPECT_THROW(bert({{"anchor", "{accelerators: 8, time_to_train: \"-1 min\"}", "--anchor"}}), InputError);

@@ -219,6 +219,10 @@ TEST(Cli, CollectivePrintsAnNcclTestsTable) {
   EXPECT_EQ(chunk.status, 2) << chunk.output;
   EXPECT_NE(chunk.output.find("--fidelity: chunk would play"), std::string::npos) << chunk.output;
   EXPECT_NE(chunk.output.find("use --fidelity flow"), std::string::npos) << chunk.output;
+  // Two nodes of a platform without NICs: the argument's error, not an infinite time (exit 1).
+  const RunResult island = run("collective --platform rtx_a5000_pair --gpus 4");
+  EXPECT_EQ(island.status, 2) << island.output;
+  EXPECT_NE(island.output.find("--gpus: 4 GPUs span several nodes, but platform"), std::string::npos) << island.output;
 }
 
 TEST(Cli, ListsTheCatalog) {

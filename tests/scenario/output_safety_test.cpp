@@ -56,6 +56,14 @@ TEST(OutputSafety, TheRootAndSystemFoldersAreNotOutputFolders) {
   }
 }
 
+TEST(OutputSafety, ANameTooLongForTheFileSystemIsSaidAsSuch) {
+  // A 300-byte folder name once read "is the file system's root or a system folder": the
+  // canonical path failed on it and came back empty.
+  const RunResult r = run("run " + scenario("bert") + " -q --out /tmp/" + std::string(300, 'a'));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("a name of 300 bytes in the path; the file system allows 255"), std::string::npos) << r.output;
+}
+
 TEST(OutputSafety, AFileSizeLimitEndsWithItsReasonAndLeavesNothingHalfWritten) {
   // 8 KiB: results.h5 (27 kB) cannot be written; before, HDF5 wrote it itself, the failed flush
   // went unchecked and its exit handler crashed (SIGSEGV) on the half-written file. 40 KiB: every

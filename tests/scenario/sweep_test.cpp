@@ -105,6 +105,27 @@ TEST(Sweep, AFileNameTheSystemRefusesIsABadBaseNotACrash) {
   }
 }
 
+TEST(Sweep, ABaseThatIsNoScenarioFileIsTheSweepsErrorNotEveryPointsFailure) {
+  // A directory, a device and an empty file would each fail every point alike (exit 1, a table of
+  // invalid rows and nothing said): the sweep file's error at its key, found by a hostile-input
+  // review.
+  const fs::path dir = fresh("base_not_a_file");
+  fs::create_directories(dir / "folder");
+  { std::ofstream(dir / "empty.yaml"); }
+  const auto message = [&](const std::string& base) {
+    { std::ofstream(dir / "s.yaml") << "name: s\nbase: " << base << "\naxes: []\n"; }
+    try {
+      sp::load_sweep((dir / "s.yaml").string());
+    } catch (const sp::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("folder").find("s.yaml:2:7: base: a scenario that is not a regular file: "), std::string::npos);
+  EXPECT_NE(message("/dev/zero").find("s.yaml:2:7: base: a scenario that is not a regular file: /dev/zero"), std::string::npos);
+  EXPECT_NE(message("empty.yaml").find("s.yaml:2:7: base: an empty scenario: "), std::string::npos);
+}
+
 TEST(Sweep, TooManyPointsAreRefusedWithTheirCountBeforeAnythingIsWritten) {
   // A grid of 3 x 4 values and a repeat of 5 expand to 60 points; the file allows 50.
   const fs::path out = fresh("too_many");
