@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -210,7 +211,11 @@ int colocate_command(const ColocateOptions& o) {
     }
     std::printf("wrote %s/{summary.csv,jobs.csv,manifest.yaml%s}\n", dir.string().c_str(), plotted ? ",colocation.png" : "");
   }
-  if (!plotted) std::fprintf(stderr, "scalepoint: warning: gnuplot not found or failed; colocation.png not written\n");
+  if (!plotted) {
+    const bool any = std::any_of(points.begin(), points.end(), [](const auto& p) { return p.status == "ok"; });
+    std::fprintf(stderr, "scalepoint: warning: %s; colocation.png not written\n",
+                 any ? "gnuplot not found or failed" : "no point ran (every one out of memory or invalid)");
+  }
   return 0;
 }
 

@@ -159,7 +159,12 @@ int run_command(const RunOptions& o) {
                 m.files.size() > 4 ? " and a step timeline per N (timeline_N*.json, chrome://tracing or Perfetto), "
                                      "a run's failures and checkpoints per N (run_timeline_N*.json)" : "");
   }
-  if (!plotted) std::fprintf(stderr, "scalepoint: warning: gnuplot not found or failed; scaling.png not written\n");
+  if (!plotted) {
+    // Every N out of memory or invalid leaves gnuplot nothing to draw: that, not gnuplot, is why.
+    const bool any = std::any_of(points.begin(), points.end(), [](const ScalingPoint& p) { return p.estimate.ok(); });
+    std::fprintf(stderr, "scalepoint: warning: %s; scaling.png not written\n",
+                 any ? "gnuplot not found or failed" : "no accelerator count has a time to plot");
+  }
   return 0;
 }
 

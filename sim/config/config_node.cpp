@@ -155,7 +155,8 @@ double ConfigNode::as_number() const {
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v)) {
+  // ERANGE on underflow (1e-308) leaves a tiny number, which the range checks judge; on overflow, inf.
+  if (s.empty() || *end != '\0' || (errno == ERANGE && std::fabs(v) > 1) || !std::isfinite(v)) {
     fail("\"" + s + "\" is not a number");
   }
   return v;

@@ -127,7 +127,8 @@ std::optional<double> CsvTable::number(std::size_t row, const std::string& colum
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(s.c_str(), &end);
-  if (*end != '\0' || errno == ERANGE || !std::isfinite(v)) fail(row, column, "\"" + s + "\" is not a number");
+  // ERANGE on underflow (1e-308) leaves a tiny number, which the range checks judge; on overflow, inf.
+  if (*end != '\0' || (errno == ERANGE && std::fabs(v) > 1) || !std::isfinite(v)) fail(row, column, "\"" + s + "\" is not a number");
   return v;
 }
 

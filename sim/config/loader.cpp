@@ -95,6 +95,10 @@ void resolve_includes(YAML::Node node, const fs::path& dir, const std::string& p
     if (!target.IsScalar() || target.Scalar().empty()) {
       throw InputError(where, child_path, "!include needs a file name");
     }
+    // The C library would end the name at a NUL and open another file than the one written.
+    if (target.Scalar().find('\0') != std::string::npos) {
+      throw InputError(where, child_path, "!include: a file name with a NUL character");
+    }
     if (depth >= kMaxIncludeDepth) {
       throw InputError(where, child_path, "!include nested too deeply", "is there an include cycle?");
     }

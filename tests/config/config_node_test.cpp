@@ -166,6 +166,16 @@ TEST(Includes, DevicesAndHugeFilesAreRefusedBeforeReading) {
   EXPECT_EQ(huge.message(), "is 68157440 bytes; input files are limited to 64 MiB");
 }
 
+TEST(Includes, ANulInTheFileNameIsRefusedNotCutShort) {
+  // Found by a hostile-input review: "inner.yaml\0x" opened inner.yaml, the name cut at the NUL.
+  const std::string dir = temp_dir();
+  write(dir + "/inner.yaml", "a: 1\n");
+  write(dir + "/nul.yaml", std::string("name: o\nplatform: !include \"inner.yaml\\0x\"\n"));
+  const InputError e = error_of([&] { load_file(dir + "/nul.yaml"); });
+  EXPECT_EQ(e.where().line, 2);
+  EXPECT_NE(e.message().find("a file name with a NUL character"), std::string::npos) << e.message();
+}
+
 TEST(Includes, AnAliasBombIsRefusedNotExpanded) {
   // Nine levels of ten aliases each: 1 KB of YAML standing for 10^9 leaves.
   std::string yaml = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";

@@ -48,6 +48,10 @@ TEST(Csv, ErrorsNameFileLineAndColumn) {
     EXPECT_STREQ(e.what(), "t.csv:2: b: \"x\" is not a number");
   }
   EXPECT_THROW(t.cell(0, "nope"), InputError);
+  // An underflow is a tiny number (the column's range check judges it), an overflow is no number.
+  const CsvTable tiny("a,b\n1e-310,1e400\n", "r.csv");
+  EXPECT_EQ(*tiny.number(0, "a"), 1e-310);  // subnormal: strtod says ERANGE
+  EXPECT_THROW(tiny.number(0, "b"), InputError);
   EXPECT_THROW(CsvTable("a,b\n1\n", "short.csv"), InputError);
   EXPECT_THROW(CsvTable("a\n\"open\n", "quote.csv"), InputError);
   EXPECT_THROW(CsvTable("", "empty.csv"), InputError);
