@@ -24,12 +24,13 @@ LayerCompute layer_compute(const LayerGroup& l, const Workload& w, const Acceler
   LayerCompute out;
   for (Pass pass : {Pass::forward, Pass::backward}) {
     PassCompute& pc = pass == Pass::forward ? out.forward : out.backward;
-    Duration matmul, element_wise;
+    Duration matmul, element_wise, streaming;
     for (const Op& op : l.ops) {
       for (const Kernel& k : expand(op, s, pass, dtype)) {
         const Duration t = kernel_time(k, a);
         const bool stream = k.kind == Kernel::Kind::stream;
         (stream ? element_wise : matmul) += t;
+        if (stream) streaming += max(Duration{}, t - scale(a.compute.kernel_latency, k.count));
         pc.model_flops += k.model_flops;
         pc.kernels += k.count;
         // Fusion leaves 1/software_efficiency of the element-wise kernels, each as long as before.
@@ -40,6 +41,7 @@ LayerCompute layer_compute(const LayerGroup& l, const Workload& w, const Acceler
     }
     pc.time = scale(matmul, 1.0 / a.efficiency_scale) +
               scale(element_wise, 1.0 / (w.software_efficiency * a.efficiency_scale));
+    pc.memory_bound = scale(streaming, 1.0 / (w.software_efficiency * a.efficiency_scale));
   }
   return out;
 }

@@ -26,6 +26,7 @@ namespace sp::models {
 
 struct PassCompute {
   Duration time;       // after the software factor
+  Duration memory_bound;  // of `time`, the element-wise kernels' streaming (not their launch latency): bound by HBM, not SMs
   Flops model_flops;   // as the workload counts them
   double kernels = 0;  // as described (before fusion)
   std::vector<KernelRun> runs;  // in order, after the software factors: what the host dispatches

@@ -1,5 +1,7 @@
 #include "models/network/platform.hpp"
 
+#include <fmt/format.h>
+
 namespace sp::models {
 
 namespace {
@@ -162,7 +164,7 @@ void parse_measured(const config::ConfigNode& n, Topology& topo) {
 Platform parse_platform(const config::ConfigNode& n,
                         const std::function<Accelerator(const config::ConfigNode&)>& accelerator_of) {
   n.expect_only({"name", "site", "accelerator", "accelerators_per_node", "scale_up", "host", "scale_out", "protocols",
-                 "algorithms", "compute_jitter", "gpu_speed_spread", "measured", "power",
+                 "algorithms", "compute_jitter", "gpu_speed_spread", "collective_memory_traffic", "measured", "power",
                  "reliability"});  // read by the run-level model (models/goodput/reliability.hpp)
   Platform p;
   p.name = n.at("name").as_string();
@@ -181,7 +183,12 @@ Platform parse_platform(const config::ConfigNode& n,
       up.at("size").fail("must divide accelerators_per_node (" + std::to_string(per_node) + ")");
     }
     const auto host = n.find("host");
-    if (!host) n.at("host");  // "missing required key"
+    if (!host) {
+      n.at("accelerators_per_node")
+          .fail(fmt::format("{} accelerators a node in scale-up domains of {}: needs a `host` tier that joins the domains",
+                            per_node, scale_up.size),
+                "add host: {kind: pcie, bandwidth: \"63 GB/s\"} (as scenarios/platforms/h100_nvl_pcie.yaml), or make scale_up.size the node's accelerators");
+    }
     p.topology.tiers.push_back(parse_host(*host, p.accelerator, per_node / scale_up.size));
   } else if (auto host = n.find("host")) {
     host->fail("only needed when scale_up.size is smaller than accelerators_per_node");
@@ -217,6 +224,12 @@ Platform parse_platform(const config::ConfigNode& n,
   if (auto g = n.find("gpu_speed_spread")) {
     p.gpu_speed_spread = g->as_number();
     if (p.gpu_speed_spread < 0 || p.gpu_speed_spread > 0.1) g->fail("must be between 0 and 0.1 (10 % between GPUs of one kind)");
+  }
+  if (auto c = n.find("collective_memory_traffic")) {
+    p.collective_memory_traffic = c->as_number();
+    if (!(p.collective_memory_traffic >= 1 && p.collective_memory_traffic <= 4)) {
+      c->fail("must be between 1 and 4 (bytes of HBM traffic per byte on the wire)");
+    }
   }
   if (auto m = n.find("measured")) parse_measured(*m, p.topology);
   if (auto pw = n.find("power")) p.power = parse_power(*pw);

@@ -49,6 +49,15 @@ struct Platform {
   /// plot_script/plot_aggregated.py, hal-uw/gpu_variability_sc22_artifact), which is 5.4 standard
   /// deviations of a normal: 1.5 % (at most 4.1 %). Its outliers (up to 1.5x) are faults, not this.
   double gpu_speed_spread = 0.015;
+  /// Bytes of its own HBM traffic a collective causes on a rank per byte the rank receives on the
+  /// wire, which memory-bound kernels running beside it lose (step_executor.hpp). NCCL's ring and
+  /// tree protocols stage what arrives in a FIFO buffer in memory, read it back, and read the local
+  /// data they reduce with or write the user's output: 3. (In-network reductions, NVLS and SHARP,
+  /// stage nothing: collective_memory_time.) NCCL's maintainer (NVIDIA/nccl issue 1428):
+  /// link bandwidth "needs to be multiplied by at least 2x for memory bandwidth, as we need to
+  /// store to memory, then read back from it. If you add reading from or writing to user data, it
+  /// can be 3x." Plausible 2 (registered user buffers) to 3.
+  double collective_memory_traffic = 3;
   PlatformPower power;
 
   /// sigma of one rank's compute time relative to its kind's in one step: the persistent spread

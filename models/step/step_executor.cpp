@@ -19,7 +19,20 @@ double interference_share(const Platform& p, std::size_t tier) {
 
 namespace {
 
-constexpr double kSlowest = 0.05;  // compute keeps at least this share of its rate
+constexpr double kSlowest = 0.05;  // compute keeps at least this share of its rate and bandwidth
+
+}  // namespace
+
+double compute_rate(double sm_share, double memory_load, double memory_share, double streaming_efficiency) {
+  const double sm_left = std::max(kSlowest, 1.0 - sm_share);
+  // HBM delivers at most f of its peak to any mix of streams (a streaming kernel alone reaches
+  // it), shared in proportion to demand: a kernel wanting all of it beside traffic wanting u of
+  // the peak gets f / (f + u) of it, so it takes 1 + u / f times as long.
+  const double memory_stretch = 1.0 + std::max(0.0, memory_load) / std::max(kSlowest, streaming_efficiency);
+  return 1.0 / ((1.0 - memory_share) / sm_left + memory_share * memory_stretch);
+}
+
+namespace {
 
 class Executor {
  public:
@@ -38,6 +51,8 @@ class Executor {
     finished_ = 0;
     stages_.assign(static_cast<std::size_t>(g_.stages), Stage{});
     waiting_.assign(g_.ops.size(), 0);
+    load_.assign(g_.ops.size(), 0);
+    release_.assign(g_.ops.size(), std::nullopt);
     out_.spans.assign(g_.ops.size(), OpSpan{});
     for (std::uint32_t i = 0; i < g_.ops.size(); ++i) {
       const GraphOp& op = g_.ops[i];
@@ -70,6 +85,7 @@ class Executor {
   struct Stage {
     std::array<Stream, kStreamKinds> streams;
     int held = 0;                     // SMs running communication
+    double memory = 0;                // share of HBM bandwidth communication takes
     std::optional<std::uint32_t> compute;  // the compute op running
     double remaining_ps = 0;          // of its work, at the full rate
     double rate = 1;
@@ -99,7 +115,19 @@ class Executor {
       return;
     }
     const GraphComm& c = g_.comms[static_cast<std::size_t>(op.comm)];
-    hold(st, sms(c));
+    // Its HBM traffic spread over the time it takes alone (exact at the analytic and chunk
+    // fidelities); a transfer loads the receiving stage as much as the sending one.
+    load_[i] = op.work > Duration{} ? to_seconds(c.memory_time) / to_seconds(op.work) : 0;
+    hold(st, sms(c), load_[i]);
+    if (op.peer >= 0) hold(stages_[static_cast<std::size_t>(op.peer)], sms(c), load_[i]);
+    // A flow slowed by others moves the same bytes over a longer time: its traffic is charged at
+    // the rate alone for as long as that takes, not for the whole of its longer run.
+    if (f_ == Fidelity::flow && load_[i] > 0) {
+      release_[i] = engine_.schedule_after(op.work, [this, i] {
+        release_[i].reset();
+        release_load(i);
+      });
+    }
     if (f_ == Fidelity::flow) {
       const NetworkLinks* peer = op.peer >= 0 ? &links_[static_cast<std::size_t>(op.peer)] : nullptr;
       start_collective_flows(engine_, net_, links_[static_cast<std::size_t>(op.stage)], p_, c.terms, c.bytes,
@@ -110,15 +138,28 @@ class Executor {
   }
 
   int sms(const GraphComm& c) const { return p_.topology.tiers[c.tier].communication_sms; }
+  // The HBM traffic communication op `i` holds on its stage (and its peer's) ends.
+  void release_load(std::uint32_t i) {
+    const GraphOp& op = g_.ops[i];
+    if (load_[i] == 0) return;
+    hold(stage(op), 0, -load_[i]);
+    if (op.peer >= 0) hold(stages_[static_cast<std::size_t>(op.peer)], 0, -load_[i]);
+    load_[i] = 0;
+  }
+  // The running compute op's rate: its SM-bound share at the SMs left, its memory-bound share at
+  // the HBM bandwidth left, one after the other (compute_rate).
   double rate(const Stage& st) const {
-    return std::max(kSlowest, 1.0 - static_cast<double>(st.held) / p_.accelerator.compute.parallel_units);
+    const double share = st.compute ? g_.ops[*st.compute].memory_share : 0;
+    return compute_rate(static_cast<double>(st.held) / p_.accelerator.compute.parallel_units, st.memory, share,
+                        p_.accelerator.compute.memory_efficiency);
   }
 
-  // Communication of the stage holds `sms` more (or, negative, fewer) SMs: the running compute
-  // kernel keeps what it has done and goes on at the new rate.
-  void hold(Stage& st, int sms) {
-    if (sms == 0) return;
+  // Communication of the stage holds `sms` more (or, negative, fewer) SMs and `memory` more of the
+  // HBM bandwidth: the running compute kernel keeps what it has done and goes on at the new rate.
+  void hold(Stage& st, int sms, double memory) {
+    if (sms == 0 && memory == 0) return;
     st.held += sms;
+    st.memory = std::max(0.0, st.memory + memory);
     if (!st.compute) return;
     st.remaining_ps -= static_cast<double>((engine_.now() - st.since).ps()) * st.rate;
     st.since = engine_.now();
@@ -145,7 +186,16 @@ class Executor {
     Stream& s = stream(op);
     s.busy = false;
     ++s.head;
-    if (op.comm >= 0) hold(stage(op), -sms(g_.comms[static_cast<std::size_t>(op.comm)]));
+    if (op.comm >= 0) {
+      if (release_[i]) {
+        engine_.cancel(*release_[i]);
+        release_[i].reset();
+      }
+      release_load(i);
+      const int held = sms(g_.comms[static_cast<std::size_t>(op.comm)]);
+      hold(stage(op), -held, 0);
+      if (op.peer >= 0) hold(stages_[static_cast<std::size_t>(op.peer)], -held, 0);
+    }
     for (std::uint32_t d : dependents_[i]) {
       if (--waiting_[d] == 0) try_start(stream(g_.ops[d]));
     }
@@ -165,6 +215,8 @@ class Executor {
   std::vector<NetworkLinks> links_;  // per pipeline stage
   std::vector<Stage> stages_;
   std::vector<std::uint32_t> waiting_;
+  std::vector<double> load_;                     // per communication op: the HBM share it holds
+  std::vector<std::optional<EventId>> release_;  // flow: when it stops holding it
   std::vector<std::vector<std::uint32_t>> dependents_;
   Execution out_;
   std::size_t finished_ = 0;

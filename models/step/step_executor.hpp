@@ -5,10 +5,17 @@
 //    platform's links (flow fidelity): everything running at once shares each tier's links, and
 //    a fat tree's leaf uplinks, max-min fairly, so two collectives on one NIC take the sum of
 //    their bytes over it;
-//  - compute runs on the SMs that communication leaves it: while collectives crossing tier t run
-//    on its stage, each holds that tier's communication_sms (NCCL's channels, which never share
-//    an SM with compute kernels), and the compute kernel progresses at (1 - held / SMs) of its
-//    rate. Memory-bandwidth contention is not modelled.
+//  - compute runs on the SMs and the HBM bandwidth that communication leaves it: while
+//    collectives crossing tier t run on its stage (a pipeline transfer: on both of its stages),
+//    each holds that tier's communication_sms (NCCL's channels, which never share an SM with
+//    compute kernels) and a share of the HBM bandwidth (its GraphComm::memory_time over the time
+//    it takes alone: NCCL stages what it moves in memory); a compute op's SM-bound part (GEMMs,
+//    attention) progresses at (1 - held / SMs), its memory-bound part (the element-wise kernels'
+//    streaming, GraphOp::memory_share) as HBM shared in proportion to demand lets it
+//    (compute_rate). A bandwidth-bound kernel does not need every SM to saturate HBM, and a GEMM
+//    reads little of it: each part loses one resource only, a lower bound on the interference
+//    measured (NCCL's maintainer on an A100 in NVIDIA/nccl issue 1428: GEMMs 1.18 -> 2.08 ms
+//    beside an all-gather). Communication itself is not slowed by compute's memory traffic.
 #pragma once
 
 #include <cstdint>
@@ -58,5 +65,11 @@ class StepPlayer {
 
 /// The share of its SMs one running collective takes from compute on `platform`.
 double interference_share(const Platform& platform, std::size_t tier);
+
+/// The rate, of its rate alone, of a compute op whose `memory_share` m of time streams at
+/// `streaming_efficiency` f of the HBM bandwidth (all HBM delivers), while communication holds
+/// `sm_share` s of the SMs and wants `memory_load` u of the peak bandwidth (shared in proportion
+/// to demand): 1 / ((1 - m) / (1 - s) + m (1 + u / f)), 1 - s at least 0.05.
+double compute_rate(double sm_share, double memory_load, double memory_share, double streaming_efficiency);
 
 }  // namespace sp::models

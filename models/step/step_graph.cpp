@@ -13,6 +13,15 @@
 
 namespace sp::models {
 
+Duration collective_memory_time(const Platform& p, Algorithm algorithm, CollectiveOp op, int ranks, Bytes bytes) {
+  if (ranks < 2 || !(p.accelerator.memory_bandwidth.value() > 0)) return Duration{};
+  const bool in_network = algorithm == Algorithm::nvls || algorithm == Algorithm::sharp;
+  const double per_byte = !in_network                         ? p.collective_memory_traffic * bus_factor(op, ranks)
+                          : op == CollectiveOp::all_reduce ? 2.0
+                                                           : 1.0 + 1.0 / ranks;
+  return bytes * per_byte / p.accelerator.memory_bandwidth;
+}
+
 const char* stream_name(StreamKind s) {
   switch (s) {
     case StreamKind::compute: return "compute";
@@ -46,6 +55,7 @@ struct Instance {
   LayerCompute compute;
   double trainable = 0;  // parameters whose gradients this rank reduces (after TP)
   Duration attention_forward;  // its attention ops' forward: what selective recompute runs again
+  Duration attention_memory_bound;  // of which streaming (unfused attention's element-wise kernels)
 };
 
 class Builder {
@@ -141,7 +151,8 @@ int Builder::comm(const Group& group, CollectiveOp op, Bytes bytes) {
   const auto key = std::make_tuple(&group, static_cast<int>(op), bytes.value());
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
   const Selected s = select_collective(p_, group, op, bytes);
-  g_.comms.push_back(GraphComm{s.terms, bytes, group.top_tier(), group});
+  g_.comms.push_back(GraphComm{s.terms, bytes, group.top_tier(), group,
+                               collective_memory_time(p_, s.terms.algorithm, op, group.ranks(), bytes)});
   select_time_.push_back(s.time);
   const int id = static_cast<int>(g_.comms.size() - 1);
   memo_.emplace(key, id);
@@ -160,7 +171,7 @@ int Builder::transfer(Bytes bytes) {
   t.combine = Combine::sum;
   t.fixed = h.latency;
   t.bandwidth.push_back(BandwidthTerm{p_.topology.tiers[tier].name, tier, 1.0, h.bandwidth});
-  g_.comms.push_back(GraphComm{t, bytes, tier, pair});
+  g_.comms.push_back(GraphComm{t, bytes, tier, pair, collective_memory_time(p_, Algorithm::ring, t.op, 2, bytes)});
   select_time_.push_back(t.time(bytes));
   const int id = static_cast<int>(g_.comms.size() - 1);
   memo_.emplace(key, id);
@@ -181,7 +192,12 @@ std::vector<std::uint32_t> Builder::layer_pass(int stage, int k, int mb, bool fo
   c.layer = k;
   c.micro_batch = mb;
   c.work = forward ? in.compute.forward.time : in.compute.backward.time;
-  if (!forward && lay_.recompute == Recompute::selective) c.work += in.attention_forward;
+  Duration memory_bound = forward ? in.compute.forward.memory_bound : in.compute.backward.memory_bound;
+  if (!forward && lay_.recompute == Recompute::selective) {
+    c.work += in.attention_forward;
+    memory_bound += in.attention_memory_bound;
+  }
+  if (c.work > Duration{}) c.memory_share = std::min(1.0, to_seconds(memory_bound) / to_seconds(c.work));
   // Megatron with sequence parallelism: per pass, all-gathers before the column-parallel GEMMs
   // and reduce-scatters after the row-parallel ones (backward swaps them).
   const auto [ag, rs] = tp_comms(l);
@@ -225,18 +241,19 @@ StepGraph Builder::build() {
   const Shard shard = shard_of(w_, lay_);
   for (const LayerGroup& l : w_.layers) {
     const LayerCompute lc = layer_compute(l, w_, p_.accelerator, shard);
-    Duration attention;
+    PassCompute attention;
     if (lay_.recompute == Recompute::selective) {
       LayerGroup core = l;  // the attention ops alone, costed as the layer's
       core.ops.clear();
       for (const Op& op : l.ops) {
         if (op.kind == OpKind::attention) core.ops.push_back(op);
       }
-      if (!core.ops.empty()) attention = layer_compute(core, w_, p_.accelerator, shard).forward.time;
+      if (!core.ops.empty()) attention = layer_compute(core, w_, p_.accelerator, shard).forward;
     }
     for (int r = 0; r < l.repeat; ++r) {
       inst_.push_back(Instance{&l, l.repeat > 1 ? fmt::format("{}[{}]", l.name, r) : l.name, lc,
-                               static_cast<double>(l.trainable_parameters) / lay_.tp, attention});
+                               static_cast<double>(l.trainable_parameters) / lay_.tp, attention.time,
+                               attention.memory_bound});
       g_.layers.push_back(inst_.back().name);
     }
   }
@@ -383,6 +400,7 @@ StepGraph Builder::build() {
     opt.phase = Phase::optimizer;
     opt.stage = s;
     opt.work = stream_time(p_.accelerator, w_.optimizer_traffic_per_parameter * (trainable / lay_.optimizer_shards), 1);
+    opt.memory_share = 1;  // it streams its states
     opt.deps = {last_compute_[static_cast<std::size_t>(s)]};
     if (any_dp) opt.deps.push_back(last_dp);
     add(std::move(opt));

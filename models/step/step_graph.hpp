@@ -52,6 +52,7 @@ struct GraphOp {
   int micro_batch = -1;
   Duration work;         // compute: at the full rate; communication: alone on the network
   Duration straggle;     // compute: the part of `work` the slowest rank adds (step_model.hpp)
+  double memory_share = 0;  // compute: the share of `work` HBM bandwidth bounds (element-wise kernels)
   int comm = -1;         // communication: index into StepGraph::comms
   int peer = -1;         // pipeline send: the stage it goes to
   std::vector<std::uint32_t> deps;
@@ -63,6 +64,9 @@ struct GraphComm {
   Bytes bytes;
   std::size_t tier = 0;  // the outermost tier it crosses (its interference)
   Group group;           // for the chunk fidelity, which replays it rank by rank
+  // How long its own HBM traffic on a rank would take at the accelerator's full bandwidth
+  // (collective_memory_time): spread over the time it runs, the share of the bandwidth it takes.
+  Duration memory_time;
 };
 
 struct StepGraph {
@@ -77,6 +81,14 @@ struct StepGraph {
   Duration compute_per_step;         // the slowest stage's compute per step, alone (straggler base)
   Flops flops_per_step;              // model FLOPs per step on one rank of the slowest stage
 };
+
+/// The HBM traffic a collective of `op` over `ranks` on `bytes` (nccl-tests' size) by `algorithm`
+/// causes on one rank, as time at the accelerator's memory bandwidth. Staged (ring, tree and their
+/// compositions): collective_memory_traffic x bytes x bus_factor (nccl-tests' bus bytes, what a
+/// rank receives); in-network (NVLS, SHARP): the input read once and the output written once,
+/// 2 x bytes for an all-reduce, (1 + 1/ranks) x bytes for an all-gather or reduce-scatter.
+/// Zero for one rank.
+Duration collective_memory_time(const Platform& platform, Algorithm algorithm, CollectiveOp op, int ranks, Bytes bytes);
 
 /// The step of `layout` for `workload` on `platform`; communication times from the closed forms
 /// (the executor replaces them by flows at flow fidelity).

@@ -106,6 +106,18 @@ TEST(ComputeModel, FusionDividesElementWiseWorkAndTheStackDividesAll) {
   const LayerCompute c = layer_compute(l, w, a, s);
   EXPECT_NEAR(to_seconds(c.forward.time), 3e-3, 1e-12);
   EXPECT_NEAR(to_seconds(c.backward.time), 6e-3, 1e-12);
+  // Of which the element-wise kernels, bound by HBM (what communication's memory traffic slows,
+  // step_executor.hpp): 1 ms and 2 ms.
+  EXPECT_NEAR(to_seconds(c.forward.memory_bound), 1e-3, 1e-12);
+  EXPECT_NEAR(to_seconds(c.backward.memory_bound), 2e-3, 1e-12);
+  // A launch latency of 10 us lengthens every kernel, the norm's by 10 us / (2 x 0.5): its part of
+  // the time becomes 1.01 ms, of which the streaming (what HBM contention slows) is still 1 ms.
+  a.compute.kernel_latency = microseconds(10);
+  const LayerCompute d = layer_compute(l, w, a, s);
+  EXPECT_NEAR(to_seconds(d.forward.memory_bound), 1e-3, 1e-12);
+  LayerGroup gemm_only = l;
+  gemm_only.ops.pop_back();
+  EXPECT_NEAR(to_seconds(d.forward.time - layer_compute(gemm_only, w, a, s).forward.time), 1.01e-3, 1e-12);
 }
 
 TEST(Launch, TheHostDispatchesKernelsOneAfterAnother) {

@@ -30,7 +30,7 @@ StepGraph one_all_reduce(const Platform& p) {
   const Bytes n(1e9);
   const Selected s = select_collective(p, g, CollectiveOp::all_reduce, n, {Algorithm::ring, Protocol::simple});
   StepGraph graph;
-  graph.comms = {GraphComm{s.terms, n, g.top_tier(), g}};
+  graph.comms = {GraphComm{s.terms, n, g.top_tier(), g, Duration{}}};
   GraphOp op;
   op.phase = Phase::dp_comm;
   op.stream = StreamKind::dp;

@@ -98,6 +98,11 @@ TEST(BadScenario, OverridesAreReportedAtTheArgument) {
       {{"good.yaml", {"platform.scale_out.oversubscription=4"}},
        "platform.scale_out.oversubscription: oversubscription needs nodes_per_leaf"},
       {{"good.yaml", {"platform.gpu_speed_spread=0.2"}}, "platform.gpu_speed_spread: must be between 0 and 0.1"},
+      // Domains smaller than the node need a host tier to join them: said, not "missing key".
+      {{"good.yaml", {"platform.scale_up.size=4"}},
+       "platform.accelerators_per_node: 8 accelerators a node in scale-up domains of 4: needs a `host` tier that joins the domains"},
+      {{"good.yaml", {"platform.collective_memory_traffic=9"}},
+       "platform.collective_memory_traffic: must be between 1 and 4 (bytes of HBM traffic per byte on the wire)"},
       // A layout recipe for smaller parts: sizes only, each a count.
       {{"good.yaml", {"parallelism.otherwise=[]"}}, "parallelism.otherwise: needs at least one layout"},
       {{"good.yaml", {"parallelism.otherwise=[{tensor: 0}]"}}, "parallelism.otherwise[0].tensor: must be at least 1"},
