@@ -322,6 +322,15 @@ double bus_factor(CollectiveOp op, int ranks) {
   return 1.0;
 }
 
+Duration collective_memory_time(const Platform& p, Algorithm algorithm, CollectiveOp op, int ranks, Bytes bytes) {
+  if (ranks < 2 || !(p.accelerator.memory_bandwidth.value() > 0)) return Duration{};
+  const bool in_network = algorithm == Algorithm::nvls || algorithm == Algorithm::sharp;
+  const double per_byte = !in_network                         ? p.collective_memory_traffic * bus_factor(op, ranks)
+                          : op == CollectiveOp::all_reduce ? 2.0
+                                                           : 1.0 + 1.0 / ranks;
+  return bytes * per_byte / p.accelerator.memory_bandwidth;
+}
+
 Duration CostTerms::latency_total() const {
   Duration d = fixed;
   for (const LatencyTerm& l : latency) d += scale(l.per_step, l.steps);

@@ -32,6 +32,14 @@ namespace sp::models {
 /// nccl-tests' bus-bandwidth factor for `op` over p ranks.
 double bus_factor(CollectiveOp op, int ranks);
 
+/// The HBM traffic a collective of `op` over `ranks` on `bytes` (nccl-tests' size) by `algorithm`
+/// causes on one rank, as time at the accelerator's memory bandwidth. Staged (ring, tree and their
+/// compositions): collective_memory_traffic x bytes x bus_factor (nccl-tests' bus bytes, what a
+/// rank receives); in-network (NVLS, SHARP): the input read once and the output written once,
+/// 2 x bytes for an all-reduce, (1 + 1/ranks) x bytes for an all-gather or reduce-scatter.
+/// Zero for one rank.
+Duration collective_memory_time(const Platform& platform, Algorithm algorithm, CollectiveOp op, int ranks, Bytes bytes);
+
 /// The traffic a leaf's uplinks carry for a collective over `units` nodes of which `on_leaf` sit
 /// under that leaf, in units of one node's traffic: a ring (and the hierarchical and in-switch
 /// algorithms) enters and leaves the leaf once; trees and halving-doubling exchanges reach the

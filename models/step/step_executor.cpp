@@ -19,7 +19,7 @@ double interference_share(const Platform& p, std::size_t tier) {
 
 namespace {
 
-constexpr double kSlowest = 0.05;  // compute keeps at least this share of its rate and bandwidth
+constexpr double kSlowest = 0.05;  // compute keeps at least this share of its rate
 
 }  // namespace
 
@@ -118,14 +118,13 @@ class Executor {
     // Its HBM traffic spread over the time it takes alone (exact at the analytic and chunk
     // fidelities); a transfer loads the receiving stage as much as the sending one.
     load_[i] = op.work > Duration{} ? to_seconds(c.memory_time) / to_seconds(op.work) : 0;
-    hold(st, sms(c), load_[i]);
-    if (op.peer >= 0) hold(stages_[static_cast<std::size_t>(op.peer)], sms(c), load_[i]);
+    hold_ends(op, sms(c), load_[i]);
     // A flow slowed by others moves the same bytes over a longer time: its traffic is charged at
     // the rate alone for as long as that takes, not for the whole of its longer run.
     if (f_ == Fidelity::flow && load_[i] > 0) {
       release_[i] = engine_.schedule_after(op.work, [this, i] {
         release_[i].reset();
-        release_load(i);
+        release(i, 0);
       });
     }
     if (f_ == Fidelity::flow) {
@@ -138,13 +137,17 @@ class Executor {
   }
 
   int sms(const GraphComm& c) const { return p_.topology.tiers[c.tier].communication_sms; }
-  // The HBM traffic communication op `i` holds on its stage (and its peer's) ends.
-  void release_load(std::uint32_t i) {
-    const GraphOp& op = g_.ops[i];
-    if (load_[i] == 0) return;
-    hold(stage(op), 0, -load_[i]);
-    if (op.peer >= 0) hold(stages_[static_cast<std::size_t>(op.peer)], 0, -load_[i]);
+  // Communication op `op` holds `sms` and `memory` on its stage and, a transfer, its peer's.
+  void hold_ends(const GraphOp& op, int sms, double memory) {
+    hold(stage(op), sms, memory);
+    if (op.peer >= 0) hold(stages_[static_cast<std::size_t>(op.peer)], sms, memory);
+  }
+  // Communication op `i` gives back `sms` and whatever HBM traffic it still holds, in one change
+  // of each stage's rate.
+  void release(std::uint32_t i, int sms) {
+    const double memory = load_[i];
     load_[i] = 0;
+    hold_ends(g_.ops[i], -sms, -memory);
   }
   // The running compute op's rate: its SM-bound share at the SMs left, its memory-bound share at
   // the HBM bandwidth left, one after the other (compute_rate).
@@ -191,10 +194,7 @@ class Executor {
         engine_.cancel(*release_[i]);
         release_[i].reset();
       }
-      release_load(i);
-      const int held = sms(g_.comms[static_cast<std::size_t>(op.comm)]);
-      hold(stage(op), -held, 0);
-      if (op.peer >= 0) hold(stages_[static_cast<std::size_t>(op.peer)], -held, 0);
+      release(i, sms(g_.comms[static_cast<std::size_t>(op.comm)]));
     }
     for (std::uint32_t d : dependents_[i]) {
       if (--waiting_[d] == 0) try_start(stream(g_.ops[d]));

@@ -13,15 +13,6 @@
 
 namespace sp::models {
 
-Duration collective_memory_time(const Platform& p, Algorithm algorithm, CollectiveOp op, int ranks, Bytes bytes) {
-  if (ranks < 2 || !(p.accelerator.memory_bandwidth.value() > 0)) return Duration{};
-  const bool in_network = algorithm == Algorithm::nvls || algorithm == Algorithm::sharp;
-  const double per_byte = !in_network                         ? p.collective_memory_traffic * bus_factor(op, ranks)
-                          : op == CollectiveOp::all_reduce ? 2.0
-                                                           : 1.0 + 1.0 / ranks;
-  return bytes * per_byte / p.accelerator.memory_bandwidth;
-}
-
 const char* stream_name(StreamKind s) {
   switch (s) {
     case StreamKind::compute: return "compute";

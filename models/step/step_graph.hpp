@@ -82,14 +82,6 @@ struct StepGraph {
   Flops flops_per_step;              // model FLOPs per step on one rank of the slowest stage
 };
 
-/// The HBM traffic a collective of `op` over `ranks` on `bytes` (nccl-tests' size) by `algorithm`
-/// causes on one rank, as time at the accelerator's memory bandwidth. Staged (ring, tree and their
-/// compositions): collective_memory_traffic x bytes x bus_factor (nccl-tests' bus bytes, what a
-/// rank receives); in-network (NVLS, SHARP): the input read once and the output written once,
-/// 2 x bytes for an all-reduce, (1 + 1/ranks) x bytes for an all-gather or reduce-scatter.
-/// Zero for one rank.
-Duration collective_memory_time(const Platform& platform, Algorithm algorithm, CollectiveOp op, int ranks, Bytes bytes);
-
 /// The step of `layout` for `workload` on `platform`; communication times from the closed forms
 /// (the executor replaces them by flows at flow fidelity).
 StepGraph build_step_graph(const Workload& workload, const Platform& platform, const ParallelLayout& layout);

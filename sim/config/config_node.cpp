@@ -152,14 +152,9 @@ std::string ConfigNode::as_folder_name() const {
 
 double ConfigNode::as_number() const {
   const std::string s = scalar_text("a number");
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(s.c_str(), &end);
-  // ERANGE on underflow (1e-308) leaves a tiny number, which the range checks judge; on overflow, inf.
-  if (s.empty() || *end != '\0' || (errno == ERANGE && std::fabs(v) > 1) || !std::isfinite(v)) {
-    fail("\"" + s + "\" is not a number");
-  }
-  return v;
+  const std::optional<double> v = parse_plain_number(s);
+  if (!v) fail("\"" + s + "\" is not a number");
+  return *v;
 }
 
 std::int64_t ConfigNode::as_int() const {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sim/config/loader.hpp"
+#include "sim/config/quantity.hpp"
 #include "sim/core/error.hpp"
 
 namespace sp::config {
@@ -124,11 +125,8 @@ void CsvTable::fail(std::size_t row, const std::string& column, const std::strin
 std::optional<double> CsvTable::number(std::size_t row, const std::string& column) const {
   const std::string& s = cell(row, column);
   if (s.empty()) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(s.c_str(), &end);
-  // ERANGE on underflow (1e-308) leaves a tiny number, which the range checks judge; on overflow, inf.
-  if (*end != '\0' || (errno == ERANGE && std::fabs(v) > 1) || !std::isfinite(v)) fail(row, column, "\"" + s + "\" is not a number");
+  const std::optional<double> v = parse_plain_number(s);
+  if (!v) fail(row, column, "\"" + s + "\" is not a number");
   return v;
 }
 

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -163,5 +164,14 @@ FlopsPerSecond parse_flop_rate(std::string_view t) {
   return FlopsPerSecond(parse_quantity(t, Dimension::flop_rate));
 }
 Watts parse_power(std::string_view t) { return Watts(parse_quantity(t, Dimension::power)); }
+
+std::optional<double> parse_plain_number(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  // ERANGE on underflow leaves a tiny number; on overflow, HUGE_VAL.
+  if (text.empty() || *end != '\0' || (errno == ERANGE && std::fabs(v) > 1) || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
 
 }  // namespace sp::config

@@ -4,6 +4,7 @@
 // shows an example of what is expected.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -32,6 +33,11 @@ class QuantityError : public std::invalid_argument {
 
 /// The value in the SI base unit of `expected` (B, B/s, s, FLOP, FLOP/s, W).
 double parse_quantity(std::string_view text, Dimension expected);
+
+/// A plain number, the whole of `text`, or nullopt: empty, trailing characters, or beyond the
+/// range of a double (inf, nan, an overflow). An underflow (1e-310) is the tiny number it is, for
+/// the caller's range check to judge.
+std::optional<double> parse_plain_number(const std::string& text);
 
 Bytes parse_bytes(std::string_view text);
 BytesPerSecond parse_bandwidth(std::string_view text);

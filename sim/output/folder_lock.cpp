@@ -98,11 +98,13 @@ FolderLock::~FolderLock() {
 void check_output_folder(const fs::path& dir, const std::string& option) {
   // A name the file system cannot hold (a component over NAME_MAX, 255 bytes on Linux) is said as
   // such, before the canonical path below fails on it.
+  constexpr std::size_t kNameMax = 255;
   for (const fs::path& part : dir) {
-    if (part.native().size() > 255) {
+    if (part.native().size() > kNameMax) {
+      const std::string shown = dir.string().size() > 80 ? dir.string().substr(0, 80) + "..." : dir.string();
       throw InputError(SourceLocation{option, 0, 0}, "",
-                       fmt::format("{}: a name of {} bytes in the path; the file system allows 255", dir.string().substr(0, 80) + "...",
-                                   part.native().size()),
+                       fmt::format("{}: a name of {} bytes in the path; the file system allows {}", shown,
+                                   part.native().size(), kNameMax),
                        "use a shorter folder name");
     }
   }

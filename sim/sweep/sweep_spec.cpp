@@ -82,6 +82,16 @@ std::vector<Assignment> repeat(const config::ConfigNode& n) {
   return out;
 }
 
+// What makes `path` no scenario file at all (every point would fail alike), or "": missing, a
+// directory or a device, empty. A file that is there but wrong fails per point, with its line.
+std::string scenario_file_problem(const std::string& path) {
+  if (!config::exists_quietly(path)) return "no such scenario: " + path;
+  if (!config::regular_file_quietly(path)) return "a scenario that is not a regular file: " + path;
+  std::error_code ec;
+  if (std::filesystem::file_size(path, ec) == 0 || ec) return "an empty scenario: " + path;
+  return "";
+}
+
 }  // namespace
 
 std::string SweepSpec::value(const SweepPoint& p, const std::string& key) const {
@@ -94,16 +104,6 @@ std::string SweepSpec::value(const SweepPoint& p, const std::string& key) const 
 
 std::string unquoted(const std::string& v) {
   return v.size() >= 2 && (v.front() == '"' || v.front() == '\'') ? v.substr(1, v.size() - 2) : v;
-}
-
-// What makes `path` no scenario file at all (every point would fail alike), or "": missing, a
-// directory or a device, empty. A file that is there but wrong fails per point, with its line.
-static std::string scenario_file_problem(const std::string& path) {
-  if (!config::exists_quietly(path)) return "no such scenario: " + path;
-  if (!config::regular_file_quietly(path)) return "a scenario that is not a regular file: " + path;
-  std::error_code ec;
-  if (std::filesystem::file_size(path, ec) == 0 || ec) return "an empty scenario: " + path;
-  return "";
 }
 
 std::string SweepSpec::base_of(const SweepPoint& p) const {
