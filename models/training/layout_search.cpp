@@ -7,6 +7,8 @@
 #include <tuple>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "models/compute/compute_model.hpp"
 #include "sim/core/error.hpp"
 
@@ -103,15 +105,18 @@ struct Search {
   Fidelity fidelity;
   std::map<Key, TrainingEstimate> fastest{};  // per set of sizes, its fastest that fits
   std::optional<TrainingEstimate> first_bad{};  // why the first resolvable candidate did not fit
+  std::optional<std::string> unsimulated{};      // why the first one that fits could not be simulated
   double seconds_per_step_second = 0;         // time to train per second of step (any estimate)
 
   std::optional<TrainingEstimate> evaluate(const ParallelSpec& s) {
     TrainingEstimate e;
     try {
       e = estimate_training(w, p, n, gbs, s, fidelity);
-    } catch (const ModelError&) {
-      // A candidate beyond what the model simulates (a run past its clock's ~106 days) is no
-      // contender; where every one is, the caller's own estimate says why.
+    } catch (const ModelError& error) {
+      // A candidate beyond what the model simulates (a run past its clock's ~106 days, a
+      // collective beyond the chunk fidelity's budget) is no contender; where no candidate is,
+      // the search says why rather than show one that does not fit.
+      if (!unsimulated) unsimulated = error.what();
       return std::nullopt;
     }
     if (!e.ok()) {
@@ -274,6 +279,12 @@ std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform
   }
   s.grid(base, search);
   const auto [best, second] = s.podium();
+  if (!best && s.unsimulated) {
+    // Memory is checked before the step is simulated: these layouts fit, and one of them may well
+    // be the answer; a layout that does not fit would mislead.
+    throw ModelError(fmt::format("at {} accelerators, no layout that fits could be simulated at the {} fidelity: {}",
+                                 n, fidelity_name(fidelity), *s.unsimulated));
+  }
   if (!best) return s.first_bad;
   if (recipe && to_seconds(recipe->time_to_train) <= (1 + kLayoutMargin) * to_seconds(best->time_to_train)) {
     // The recipe's runner-up is the fastest other layout, which may be up to 10 % faster.

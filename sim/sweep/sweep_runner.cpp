@@ -201,8 +201,12 @@ std::optional<SweepProgress> read_sweep_progress(const std::string& path) {
   if (!config::exists_quietly(path)) return std::nullopt;
   std::istringstream in(config::read_text_file(path));
   SweepProgress p;
-  in >> p.done >> p.bytes >> p.sha >> std::hex >> p.checksum >> std::dec >> p.failed;
-  if (!in) return std::nullopt;
+  // Read as signed: an unsigned read takes "-5" for 2^64 - 5, which a damaged file would then
+  // report as a byte count.
+  long long bytes = 0;
+  in >> p.done >> bytes >> p.sha >> std::hex >> p.checksum >> std::dec >> p.failed;
+  if (!in || bytes < 0) return std::nullopt;
+  p.bytes = static_cast<std::uint64_t>(bytes);
   return p;
 }
 

@@ -166,6 +166,32 @@ TEST(LayoutSearch, ReportsWhyNothingFitsAndNulloptWhenNothingResolves) {
             fastest_layout(lora, p, 8, 7, base, LayoutSearch{}).has_value());
 }
 
+TEST(LayoutSearch, SaysWhyWhenTheLayoutsThatFitCannotBeSimulated) {
+  // Llama2-70B LoRA on 8 H100s, asked to converge in a million times the RCP's samples (some 3e9
+  // sequences, 4e8 steps of about 3.7 s: 1.4e9 s, beyond the clock's 2^63 ps, about 106 days).
+  // TP1 does not fit (the search meets its out_of_memory first, before any step), and every layout
+  // that fits runs past the clock. The search used to return the out_of_memory layout, as if
+  // nothing fitted; it says what stopped the layouts that do.
+  Workload w = testing::shipped_workload("llama2_70b_lora");
+  for (ConvergencePoint& c : w.convergence.points) c.mean *= 1e6;
+  const Platform p = testing::shipped_platform("dgx_h100");
+  ParallelSpec base = w.parallelism.for_accelerators(8);
+  base.micro_batch.reset();
+  LayoutSearch one_node;
+  one_node.pipeline = {1};
+  try {
+    const auto e = fastest_layout(w, p, 8, 8, base, one_node, Fidelity::analytic);
+    ADD_FAILURE() << "the search returned " << (e ? e->layout.describe() + " " + e->status : "nothing");
+  } catch (const ModelError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("at 8 accelerators, no layout that fits could be simulated at the analytic fidelity: "),
+              std::string::npos) << what;
+  }
+  // The same search at the RCP's samples finds its layout.
+  const auto usual = fastest_layout(testing::shipped_workload("llama2_70b_lora"), p, 8, 8, base, one_node);
+  ASSERT_TRUE(usual && usual->ok());
+}
+
 TEST(LayoutSearch, PipelinesOnlyWhereNothingWithoutOneFits) {
   // Llama2-70B LoRA held to TP1 on 8 H100s: 69 GB of FP8 weights with the 6 GiB reserve and any
   // CP's share of the activations do not fit 80 GB; a pipeline splits the layers, so the search

@@ -288,6 +288,14 @@ TEST(Sweep, ResumeTrustsOnlyARecordedPartThatIsAllThereAndUnchanged) {
   r = resume();
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(fs::file_size(csv), whole.size());
+  // A negative byte count is damage, not 2^64 - 5 bytes (which the message used to print).
+  write(progress, "12 -5" + recorded.substr(recorded.find(' ', recorded.find(' ') + 1)));
+  r = resume();
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("sweep.progress belongs to another sweep file (or is damaged)"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("18446744073709551611"), std::string::npos) << r.output;
+  EXPECT_EQ(fs::file_size(csv), whole.size());
   // One digit changed inside the recorded rows: the checksum says so.
   write(progress, recorded);
   std::string altered = whole;
