@@ -76,6 +76,35 @@ ChunkResult ring(const Platform& platform, const Group& group, CollectiveOp op, 
   return {sim.last - SimTime::zero(), sim.engine.events_processed()};
 }
 
+// The number of pieces a pipelined algorithm cuts n bytes into, at most `chunk` each (a double:
+// counted before the budget is checked, it may be beyond any integer).
+double pieces(Bytes n, Bytes chunk) { return std::max(1.0, std::ceil(n.value() / chunk.value())); }
+
+// NCCL's broadcast: a chain from the root along the ring's order, p - 1 hops, the buffer cut into
+// the protocol's chunks and each forwarded as soon as it has arrived, so the slowest hop streams
+// the buffer while the others keep up.
+ChunkResult chain_broadcast(const Platform& platform, const Group& group, Protocol proto, Bytes n) {
+  const int p = group.ranks();
+  const auto chunks = static_cast<std::int64_t>(pieces(n, platform.costs(proto).chunk));  // within the budget
+  const Bytes c = n / static_cast<double>(chunks);
+  std::vector<Link> links;
+  for (int r = 0; r + 1 < p; ++r) links.push_back({hop(platform, group, proto, hop_tier(group, r)), SimTime::zero()});
+  Engine engine;
+  SimTime last;
+  std::function<void(int)> forward = [&](int r) {  // rank r holds a chunk
+    if (r + 1 >= p) {
+      last = max(last, engine.now());
+      return;
+    }
+    engine.schedule_at(links[r].send(engine.now(), c), [&forward, r] { forward(r + 1); });
+  };
+  engine.schedule_at(SimTime::zero() + platform.costs(proto).launch, [&] {
+    for (std::int64_t k = 0; k < chunks; ++k) forward(0);
+  });
+  engine.run();
+  return {last - SimTime::zero(), engine.events_processed()};
+}
+
 ChunkResult tree(const Platform& platform, const Group& group, CollectiveOp op, Protocol proto, Bytes n,
                  Bytes chunk) {
   if (op != CollectiveOp::all_reduce) throw ModelError("the chunk fidelity plays trees for all-reduce only");
@@ -84,7 +113,7 @@ ChunkResult tree(const Platform& platform, const Group& group, CollectiveOp op, 
   const int g = group.ranks() / nodes;
   const int trees = nodes > 1 ? 2 : 1;
   const Bytes per_tree = n / trees;
-  const int chunks = std::max(1, static_cast<int>(std::ceil(per_tree.value() / chunk.value())));
+  const int chunks = static_cast<int>(pieces(per_tree, chunk));  // within the budget
   const Bytes c = per_tree / chunks;
 
   // Every rank's egress link inside its node (chain up and down share it), and every node's
@@ -189,11 +218,14 @@ std::uint64_t chunk_messages(const Platform& platform, const Group& group, Colle
                              Protocol protocol, Bytes n) {
   const auto p = static_cast<std::uint64_t>(group.ranks());
   if (p <= 1) return 0;
+  if (algorithm == Algorithm::ring && op == CollectiveOp::broadcast) {
+    return static_cast<std::uint64_t>(std::min(pieces(n, platform.costs(protocol).chunk) * static_cast<double>(p - 1), 1e19));
+  }
   if (algorithm == Algorithm::ring) return (op == CollectiveOp::all_reduce ? 2 : 1) * (p - 1) * p;
   // As tree() cuts the buffer: two trees across nodes (one inside a node), each per_tree bytes.
   const std::size_t top = group.top_tier();
   const std::uint64_t trees = top > 0 && group.fan_out[top] > 1 ? 2 : 1;
-  const double chunks = std::max(1.0, std::ceil(n.value() / static_cast<double>(trees) / platform.costs(protocol).chunk.value()));
+  const double chunks = pieces(n / static_cast<double>(trees), platform.costs(protocol).chunk);
   return static_cast<std::uint64_t>(std::min(chunks * 2.0 * static_cast<double>(trees * p), 1e19));
 }
 
@@ -206,9 +238,8 @@ ChunkResult simulate_chunks(const Platform& platform, const Group& group, Collec
         "and half a minute): use the flow fidelity, or fewer ranks or bytes",
         m, algorithm_name(algorithm), op_name(op), n.value(), group.ranks(), kChunkMessageBudget));
   }
-  if (algorithm == Algorithm::ring && op != CollectiveOp::broadcast && op != CollectiveOp::all_to_all) {
-    return ring(platform, group, op, protocol, n);
-  }
+  if (algorithm == Algorithm::ring && op == CollectiveOp::broadcast) return chain_broadcast(platform, group, protocol, n);
+  if (algorithm == Algorithm::ring && op != CollectiveOp::all_to_all) return ring(platform, group, op, protocol, n);
   if (algorithm == Algorithm::tree) return tree(platform, group, op, protocol, n, platform.costs(protocol).chunk);
   throw ModelError(std::string("the chunk fidelity plays ring and tree only, not ") + algorithm_name(algorithm) +
                    " " + op_name(op));

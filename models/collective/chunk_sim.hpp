@@ -6,6 +6,8 @@
 // it depends on has arrived (dataflow, no global barrier between steps).
 //  - ring: laps x (p-1) steps of n/p bytes per rank (all-reduce 2 laps, reduce-scatter and
 //    all-gather 1); the hop from rank r to r+1 crosses the outermost tier between them.
+//  - broadcast (NCCL plays it on the ring only): a chain from the root along the ring's order,
+//    the buffer cut into the protocol's chunks, each forwarded on arrival.
 //  - tree: the buffer is cut into chunks that flow up a chain inside each node and NCCL's two
 //    complementary binary trees across nodes (half the data each), then back down.
 #pragma once
@@ -35,8 +37,8 @@ class ChunkBudgetError : public ModelError {
   using ModelError::ModelError;
 };
 
-/// The messages simulate_chunks would play: a ring laps x (p - 1) steps of p messages; a tree
-/// each chunk up and down every rank's hop, in each of its trees.
+/// The messages simulate_chunks would play: a ring laps x (p - 1) steps of p messages; a broadcast
+/// each chunk over p - 1 hops; a tree each chunk up and down every rank's hop, in each of its trees.
 std::uint64_t chunk_messages(const Platform& platform, const Group& group, CollectiveOp op, Algorithm algorithm,
                              Protocol protocol, Bytes n);
 

@@ -25,6 +25,33 @@ TEST(ChunkFidelity, RingOnOneTierIsTheTextbookFormExactly) {
   EXPECT_EQ(r.events, 4u * 6 + 1);  // a message per rank per step, plus the start
 }
 
+TEST(ChunkFidelity, BroadcastIsAChainThatStreamsTheBufferInChunks) {
+  // 4 ranks on one switch, 1 us a step, 100 GB/s. 1 MB in chunks of at most 512 KiB: 2 chunks of
+  // 500 kB, 5 us on a link each. Chunk 1 leaves the root at 5 us, reaches rank 1 at 6 us (the step's
+  // latency does not hold the link), rank 2 at 12 us, rank 3 at 18 us; chunk 2 follows 5 us
+  // behind on every hop (each link is free again by then): 23 us. The closed form is the chain's
+  // latency and the buffer at its slowest hop, 3 x 1 + 10 = 13 us: it leaves out the pipeline
+  // fill the simulation plays (the first chunk crossing the two hops after the first, 2 x 5 us).
+  const Platform p = testing::simple_platform();
+  const Group four = packed_group(p.topology, 4);
+  const ChunkResult r = simulate_chunks(p, four, CollectiveOp::broadcast, Algorithm::ring, Protocol::simple, Bytes(1e6));
+  EXPECT_EQ(r.time.ps(), microseconds(23).ps());
+  EXPECT_EQ(r.events, 2u * 3 + 1);  // each chunk over 3 hops, plus the start
+  EXPECT_EQ(chunk_messages(p, four, CollectiveOp::broadcast, Algorithm::ring, Protocol::simple, Bytes(1e6)), 6u);
+  const Duration analytic = time_collective(p, four, CollectiveOp::broadcast, Bytes(1e6),
+                                            CollectiveChoice{Algorithm::ring, Protocol::simple}, Fidelity::analytic)
+                                .time;
+  EXPECT_EQ(analytic.ps(), microseconds(13).ps());
+  // A large buffer streams: 1 GB is 1,908 chunks, and the fill (2 chunks of 5.24 us) is 0.1 % of
+  // its 10 ms.
+  const Duration big = simulate_chunks(p, four, CollectiveOp::broadcast, Algorithm::ring, Protocol::simple, Bytes(1e9)).time;
+  const Duration big_analytic = time_collective(p, four, CollectiveOp::broadcast, Bytes(1e9),
+                                                CollectiveChoice{Algorithm::ring, Protocol::simple}, Fidelity::analytic)
+                                    .time;
+  EXPECT_LT(rel(big, big_analytic), 2e-3);
+  EXPECT_GT(big, big_analytic);
+}
+
 TEST(ChunkFidelity, RefusesMoreMessagesThanItsBudgetBeforePlayingAny) {
   // A ring all-reduce is 2 laps x (p - 1) steps of p messages: 4 ranks 2 x 3 x 4 = 24 (the
   // events above, less the start). 65,536 ranks: 2 x 65,535 x 65,536 = 8,589,803,520 messages,
