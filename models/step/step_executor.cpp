@@ -12,11 +12,6 @@
 
 namespace sp::models {
 
-double interference_share(const Platform& p, std::size_t tier) {
-  if (tier >= p.topology.tiers.size() || p.accelerator.compute.parallel_units <= 0) return 0;
-  return static_cast<double>(p.topology.tiers[tier].communication_sms) / p.accelerator.compute.parallel_units;
-}
-
 namespace {
 
 constexpr double kSlowest = 0.05;  // compute keeps at least this share of its rate

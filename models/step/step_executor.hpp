@@ -63,9 +63,6 @@ class StepPlayer {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The share of its SMs one running collective takes from compute on `platform`.
-double interference_share(const Platform& platform, std::size_t tier);
-
 /// The rate, of its rate alone, of a compute op whose `memory_share` m of time streams at
 /// `streaming_efficiency` f of the HBM bandwidth (all HBM delivers), while communication holds
 /// `sm_share` s of the SMs and wants `memory_load` u of the peak bandwidth (shared in proportion

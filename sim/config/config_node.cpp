@@ -1,7 +1,6 @@
 #include "sim/config/config_node.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -159,11 +158,9 @@ double ConfigNode::as_number() const {
 
 std::int64_t ConfigNode::as_int() const {
   const std::string s = scalar_text("an integer");
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || errno == ERANGE) fail("\"" + s + "\" is not an integer");
-  return v;
+  const std::optional<std::int64_t> v = parse_plain_integer(s);
+  if (!v) fail("\"" + s + "\" is not an integer");
+  return *v;
 }
 
 std::int64_t ConfigNode::as_positive_int() const {

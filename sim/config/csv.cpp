@@ -1,7 +1,6 @@
 #include "sim/config/csv.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -133,10 +132,8 @@ std::optional<double> CsvTable::number(std::size_t row, const std::string& colum
 std::optional<std::int64_t> CsvTable::integer(std::size_t row, const std::string& column) const {
   const std::string& s = cell(row, column);
   if (s.empty()) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (*end != '\0' || errno == ERANGE) fail(row, column, "\"" + s + "\" is not an integer");
+  const std::optional<std::int64_t> v = parse_plain_integer(s);
+  if (!v) fail(row, column, "\"" + s + "\" is not an integer");
   return v;
 }
 

@@ -174,4 +174,12 @@ std::optional<double> parse_plain_number(const std::string& text) {
   return v;
 }
 
+std::optional<std::int64_t> parse_plain_integer(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE) return std::nullopt;
+  return v;
+}
+
 }  // namespace sp::config

@@ -4,6 +4,7 @@
 // shows an example of what is expected.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -38,6 +39,8 @@ double parse_quantity(std::string_view text, Dimension expected);
 /// range of a double (inf, nan, an overflow). An underflow (1e-310) is the tiny number it is, for
 /// the caller's range check to judge.
 std::optional<double> parse_plain_number(const std::string& text);
+/// A whole decimal number that fits 64 bits, nothing before or after it; nullopt otherwise.
+std::optional<std::int64_t> parse_plain_integer(const std::string& text);
 
 Bytes parse_bytes(std::string_view text);
 BytesPerSecond parse_bandwidth(std::string_view text);
