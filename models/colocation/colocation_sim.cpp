@@ -33,10 +33,22 @@ class Simulation {
  public:
   Simulation(const std::vector<ColocatedJob>& jobs, const DeviceSharing& d) : jobs_(jobs), d_(d), s_(jobs.size()) {}
 
-  ColocationRun run() {
-    for (std::size_t j = 0; j < jobs_.size(); ++j) s_[j].steps_left = jobs_[j].steps;
+  ColocationRun run(const std::function<void(double)>& progress) {
+    double steps = 0;
+    for (std::size_t j = 0; j < jobs_.size(); ++j) {
+      s_[j].steps_left = jobs_[j].steps;
+      steps += jobs_[j].steps;
+    }
     admit();
-    engine_.run();
+    if (!progress) {
+      engine_.run();
+    } else {
+      // A few calls a second at the engine's rate (some 10^6 events a second): a near-cap run of
+      // 10^7 steps takes minutes, and its caller shows how far it is.
+      for (std::uint64_t n = 1; engine_.step(); ++n) {
+        if (n % (1u << 18) == 0) progress(std::min(1.0, steps_done_ / std::max(1.0, steps)));
+      }
+    }
     ColocationRun r;
     r.makespan = last_ - SimTime();
     for (const JobState& s : s_) {
@@ -123,6 +135,7 @@ class Simulation {
       // The step's synchronisation: the host learns the step ended, then does its own work.
       s.steps_left -= 1;
       s.steps_done += 1;
+      steps_done_ += 1;
       if (stops_here(j)) s.steps_left = 0;
       engine_.schedule_after(scale(jobs_[j].host_per_step, stretch()), [this, j] { begin_step(j); });
     }
@@ -316,6 +329,7 @@ class Simulation {
   std::size_t active_ = 0;
   bool held_ = false;  // some context has held the device
   double energy_j_ = 0, busy_s_ = 0, sm_s_ = 0;
+  double steps_done_ = 0;  // by every job, for the progress shown
   std::uint64_t switches_ = 0;
   std::map<std::size_t, std::vector<double>> recorded_;  // qualities seen at each milestone
   std::vector<double> rates_before_;  // each job's rate before the allocation in progress
@@ -324,8 +338,9 @@ class Simulation {
 
 }  // namespace
 
-ColocationRun simulate_colocation(const std::vector<ColocatedJob>& jobs, const DeviceSharing& device) {
-  return Simulation(jobs, device).run();
+ColocationRun simulate_colocation(const std::vector<ColocatedJob>& jobs, const DeviceSharing& device,
+                                  const std::function<void(double)>& progress) {
+  return Simulation(jobs, device).run(progress);
 }
 
 double quantile_linear(std::vector<double> v, double q) {

@@ -25,6 +25,7 @@
 // close to linearly in the SMs a kernel holds: calibration/data/colocation/h100_coloc_bench.csv).
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "models/colocation/small_workload.hpp"
@@ -82,7 +83,10 @@ struct ColocationRun {
   std::uint64_t events = 0;
 };
 
-ColocationRun simulate_colocation(const std::vector<ColocatedJob>& jobs, const DeviceSharing& device);
+/// `progress`, where given, hears now and then the share of the jobs' steps done (0 to 1; early
+/// stopping ends some short of theirs).
+ColocationRun simulate_colocation(const std::vector<ColocatedJob>& jobs, const DeviceSharing& device,
+                                  const std::function<void(double)>& progress = {});
 
 /// The q-quantile of `values` with linear interpolation between order statistics (numpy's
 /// default, which Ray's ASHA uses for its cut-off).

@@ -170,7 +170,7 @@ int colocate_command(const ColocateOptions& o) {
   const ColocationSpec spec = load_colocation(o.scenario, overrides, catalog);
   // A point at K = 32 under MPS simulates millions of kernels: say how far it is.
   Progress progress(static_cast<int>(spec.jobs.size() * spec.strategies.size()), 0, o.quiet);
-  const std::vector<ColocationPoint> points = run_colocation(spec, [&](int done, int) { progress.update(done); });
+  const std::vector<ColocationPoint> points = run_colocation(spec, [&](double done, int) { progress.update(done); });
   progress.finish(static_cast<int>(points.size()));
   const output::Table table = colocation_table(spec, points);
 

@@ -210,7 +210,8 @@ std::optional<models::MigProfile> mig_profile(const models::MigGeometry& g, int 
 }
 
 namespace {
-ColocationPoint run_point(const ColocationSpec& s, int k, Strategy strategy) {
+ColocationPoint run_point(const ColocationSpec& s, int k, Strategy strategy,
+                          const std::function<void(double)>& progress = {}) {
   ColocationPoint p;
   p.jobs = k;
   p.strategy = strategy;
@@ -295,7 +296,7 @@ ColocationPoint run_point(const ColocationSpec& s, int k, Strategy strategy) {
     }
     for (std::size_t j = 0; j < jobs.size(); ++j) jobs[j].quality = RngStream(s.seed, j, "quality").uniform01();
   }
-  p.run = models::simulate_colocation(jobs, d);
+  p.run = models::simulate_colocation(jobs, d, progress);
   if (strategy == Strategy::fused) {
     // Every model of a fused group finishes with its group.
     std::vector<Duration> each;
@@ -332,15 +333,18 @@ std::vector<StrategyChoice> choose_strategies(const std::vector<ColocationPoint>
 }
 
 std::vector<ColocationPoint> run_colocation(const ColocationSpec& s,
-                                           const std::function<void(int done, int total)>& progress) {
+                                           const std::function<void(double done, int total)>& progress) {
   std::vector<ColocationPoint> out;
   const int total = static_cast<int>(s.jobs.size() * s.strategies.size());
   for (int k : s.jobs) {
     std::optional<Duration> sequential;
     const std::size_t first = out.size();
     for (Strategy st : s.strategies) {
-      out.push_back(run_point(s, k, st));
-      if (progress) progress(static_cast<int>(out.size()), total);
+      const double before = static_cast<double>(out.size());
+      std::function<void(double)> within;
+      if (progress) within = [&](double share) { progress(before + share, total); };
+      out.push_back(run_point(s, k, st, within));
+      if (progress) progress(static_cast<double>(out.size()), total);
       if (st == Strategy::sequential && out.back().status == "ok") sequential = out.back().run.makespan;
     }
     if (!sequential) sequential = run_point(s, k, Strategy::sequential).run.makespan;

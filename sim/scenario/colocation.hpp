@@ -87,8 +87,10 @@ struct ColocationPoint {
   double speedup = 0;         // sequential makespan / this makespan at the same K
 };
 
+/// `progress` hears the points done, with a share of the running one (3.4: three done, the fourth
+/// 40 % through its steps), and the total.
 std::vector<ColocationPoint> run_colocation(const ColocationSpec& spec,
-                                           const std::function<void(int done, int total)>& progress = {});
+                                           const std::function<void(double done, int total)>& progress = {});
 
 /// The samples all the point's jobs trained (fewer than K x steps x batch with early stopping).
 double trained_samples(const ColocationPoint& point, double batch);

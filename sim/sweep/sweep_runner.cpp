@@ -261,7 +261,7 @@ void write_sweep_hdf5(const SweepSpec& spec, const std::string& dir) {
 Progress::Progress(int total, int already_done, bool quiet)
     : total_(total), start_done_(already_done), quiet_(quiet), tty_(::isatty(2) != 0), start_s_(now_s()) {}
 
-void Progress::update(int done) {
+void Progress::update(double done) {
   if (quiet_ || done == shown_) return;
   const double t = now_s();
   if (t - last_s_ < (tty_ ? 0.2 : 5.0) && done < total_) return;
@@ -269,12 +269,18 @@ void Progress::update(int done) {
   last_s_ = t;
   const double rate = (done - start_done_) / std::max(1e-9, t - start_s_);
   const double eta = rate > 0 ? (total_ - done) / rate : 0;
+  // Whole points as they are; a point in progress to a tenth, rounded down (never "8.0/8").
+  const double whole = std::floor(done);
+  const std::string count =
+      done == whole ? fmt::format("{:.0f}", done) : fmt::format("{:.1f}", std::floor(done * 10) / 10);
+  // A slow run's rate in two figures rather than "0.0 points/s".
+  const std::string per_s = rate >= 1 ? fmt::format("{:.1f}", rate) : fmt::format("{:.2g}", rate);
   const std::string line =
-      fmt::format("{}/{} points, {:.1f} points/s, ETA {:.0f} s", done, total_, rate, std::max(0.0, eta));
+      fmt::format("{}/{} points, {} points/s, ETA {:.0f} s", count, total_, per_s, std::max(0.0, eta));
   std::fprintf(stderr, tty_ ? "\r%s\033[K" : "%s\n", line.c_str());
 }
 
-void Progress::finish(int done) {
+void Progress::finish(double done) {
   if (quiet_) return;
   last_s_ = -1e9;
   update(done);

@@ -83,11 +83,13 @@ class SweepWriter {
 class Progress {
  public:
   Progress(int total, int already_done, bool quiet);
-  void update(int done);
-  void finish(int done);
+  /// `done` may hold a share of the point in progress (3.4), shown to one decimal.
+  void update(double done);
+  void finish(double done);
 
  private:
-  int total_, start_done_, shown_ = -1;
+  int total_, start_done_;
+  double shown_ = -1;
   bool quiet_, tty_;
   double start_s_, last_s_ = -1e9;
 };

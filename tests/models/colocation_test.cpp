@@ -56,6 +56,29 @@ TEST(Colocation, TimeSlicingSwitchesWhenAStreamRunsDry) {
   EXPECT_EQ(r.context_switches, 1u);
 }
 
+TEST(Colocation, ALongRunReportsTheShareOfItsStepsDoneWithoutChangingTheRun) {
+  // Two jobs of 100,000 one-kernel steps under MPS: some 10^6 events, so the simulation reports a
+  // few times (every 2^18 events) how far the 200,000 steps are, rising, within (0, 1); and the run
+  // is the one it plays without a listener, to the picosecond.
+  const auto k = one_kernel(0.01, 50);
+  const std::vector<ColocatedJob> jobs = {job(k, 1e5), job(k, 1e5)};
+  const DeviceSharing d = device(DeviceSharing::Mode::concurrent, 2);
+  std::vector<double> heard;
+  const ColocationRun with = simulate_colocation(jobs, d, [&](double share) { heard.push_back(share); });
+  const ColocationRun without = simulate_colocation(jobs, d);
+  ASSERT_GE(heard.size(), 2u) << with.events << " events";
+  EXPECT_EQ(heard.size(), with.events >> 18);
+  for (std::size_t i = 0; i < heard.size(); ++i) {
+    EXPECT_GT(heard[i], 0.0);
+    EXPECT_LT(heard[i], 1.0);
+    if (i > 0) {
+      EXPECT_GT(heard[i], heard[i - 1]);
+    }
+  }
+  EXPECT_EQ(with.makespan, without.makespan);
+  EXPECT_EQ(with.events, without.events);
+}
+
 TEST(Colocation, TimeSlicingPreemptsAtTheEndOfASlice) {
   // Two 3 ms kernels, 1 ms slices, 0.1 ms switches: A B A B A B, five switches. A ends after its
   // third slice: 5 ms of work + 4 switches = 5.4 ms; B at 6 ms + 5 switches = 6.5 ms.
