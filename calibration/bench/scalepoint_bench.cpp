@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -125,7 +126,31 @@ std::string hostname() {
   return std::string(name, static_cast<std::size_t>(len));
 }
 
+// The largest message: every rank holds a send and a receive buffer of it (all_gather's receive
+// buffer is the whole gathered one), and nccl-tests' own sweeps stop at a few GiB.
+constexpr double kMaxMessageBytes = 16.0 * (1ull << 30);
+
+// A size option's bytes, or an error naming the option (the same on every rank, before any
+// collective, so that all ranks stop together).
+std::size_t message_bytes(const std::string& option, const std::string& text) {
+  double b = 0;
+  try {
+    b = sp::config::parse_bytes(text).value();
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(option + ": " + e.what());
+  }
+  if (!(b >= 1)) throw std::invalid_argument(option + ": must be at least 1 B, got \"" + text + "\"");
+  if (b > kMaxMessageBytes) throw std::invalid_argument(option + ": at most 16 GiB a message, got \"" + text + "\"");
+  return static_cast<std::size_t>(b);
+}
+
 int run(const Options& o, int argc, char** argv) {
+  const std::size_t lo = message_bytes("--min-bytes", o.min_bytes);
+  const std::size_t hi = message_bytes("--max-bytes", o.max_bytes);
+  if (lo > hi) throw std::invalid_argument("--min-bytes (" + o.min_bytes + ") is above --max-bytes (" + o.max_bytes + ")");
+  if (!(o.max_seconds > 0 && o.max_seconds <= 3600)) {
+    throw std::invalid_argument(fmt::format("--max-seconds: must be in (0, 3600] seconds, got {}", o.max_seconds));
+  }
   int world_rank = 0, world_size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
@@ -146,8 +171,6 @@ int run(const Options& o, int argc, char** argv) {
   MPI_Gather(host.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
              MPI_COMM_WORLD);
 
-  const std::size_t lo = static_cast<std::size_t>(sp::config::parse_bytes(o.min_bytes).value());
-  const std::size_t hi = static_cast<std::size_t>(sp::config::parse_bytes(o.max_bytes).value());
   std::string rows;
   Buffers buffers;
   for (const std::string& scope : o.scopes) {
@@ -174,6 +197,16 @@ int run(const Options& o, int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
   }
 
+  // Every rank knows the scopes' sizes: nothing measured is an error on all of them, no file.
+  bool measured = false;
+  for (const std::string& scope : o.scopes) measured = measured || (scope == "intra" ? node_size : nodes) >= 2;
+  if (!measured) {
+    if (leaders != MPI_COMM_NULL) MPI_Comm_free(&leaders);
+    MPI_Comm_free(&node);
+    throw std::invalid_argument(fmt::format(
+        "--scopes: nothing to measure with {} rank(s) on {} node(s) (intra needs 2 ranks on a node, inter 2 nodes)",
+        world_size, nodes));
+  }
   if (world_rank == 0) {
     std::map<std::string, int> per_host;
     for (int r = 0; r < world_size; ++r) per_host[std::string(&hosts[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME])]++;

@@ -3,19 +3,29 @@
 #include <regex>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "sim/config/csv.hpp"
 #include "sim/config/loader.hpp"
+#include "sim/config/quantity.hpp"
 #include "sim/core/error.hpp"
 
 namespace sp::calibration {
 
 namespace {
 
-void read_device_line(const std::string& line, ComputeMeasurements& into) {
+void read_device_line(const std::string& line, const std::string& file, int number, ComputeMeasurements& into) {
   if (line.rfind("# device 0: ", 0) != 0) return;
   into.device = line.substr(12, line.find(',') - 12);
   std::smatch m;
-  if (std::regex_search(line, m, std::regex(R"((\d+) SMs)"))) into.units = std::stoi(m[1]);
+  if (std::regex_search(line, m, std::regex(R"((\d+) SMs)"))) {
+    // The largest GPUs have a few hundred SMs; a count beyond 10^5 is a damaged line.
+    const std::optional<std::int64_t> sms = config::parse_plain_integer(m[1]);
+    if (!sms || *sms < 1 || *sms > 100'000) {
+      throw InputError(SourceLocation{file, number, 0}, "device", "\"" + m[1].str() + " SMs\" is no device's SM count");
+    }
+    into.units = static_cast<int>(*sms);
+  }
 }
 
 void read_json_lines(const std::string& text, const std::string& file, ComputeMeasurements& into) {
@@ -41,7 +51,8 @@ void read_bench_csv(const std::string& text, const std::string& file, ComputeMea
   int first_data = 0, n = 0;
   while (std::getline(in, line)) {
     ++n;
-    read_device_line(line, into);
+    if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
+    read_device_line(line, file, n, into);
     if (line.rfind('#', 0) == 0 || line.empty()) continue;
     if (first_data == 0) first_data = n;
     body += line + "\n";
@@ -51,12 +62,15 @@ void read_bench_csv(const std::string& text, const std::string& file, ComputeMea
   const bool shaped = t.has_column("m");  // the first version timed squares only, in `size`
   for (std::size_t r = 0; r < t.rows(); ++r) {
     const std::string kind = t.cell(r, "kind");
-    const auto positive = [&](const char* column) {
+    // Bounded as well as positive: a GEMM dimension of 1e308 or a time of 1e-300 us passed on to
+    // the fit as an infinite or zero time (exit 1, no line).
+    const auto positive = [&](const char* column, double most = 1e15) {
       const double v = t.number(r, column).value_or(0);
-      if (!(v > 0)) t.fail(r, column, "must be a positive number");
+      if (!(v > 0 && v <= most)) t.fail(r, column, fmt::format("must be a positive number up to {:g}", most));
       return v;
     };
-    const double seconds = positive("time_median_us") / 1e6;
+    const double seconds = positive("time_median_us", 1e9) / 1e6;  // up to 1,000 s
+    if (seconds < 1e-9) t.fail(r, "time_median_us", "must be at least 0.001 us (1 ns): no kernel is shorter");
     if (kind == "gemm" && !shaped) {
       ++into.untimed_gemms;
     } else if (kind == "gemm") {
@@ -65,10 +79,10 @@ void read_bench_csv(const std::string& text, const std::string& file, ComputeMea
       g.line = t.line(r) + first_data - 1;
       g.dtype = t.cell(r, "dtype");
       g.label = t.has_column("label") ? t.cell(r, "label") : "";
-      g.m = positive("m");
-      g.n = positive("n");
-      g.k = positive("k");
-      g.batch = t.has_column("batch") ? positive("batch") : 1;
+      g.m = positive("m", 1 << 30);  // a GEMM dimension indexes memory: 2^30 and beyond fit no GPU
+      g.n = positive("n", 1 << 30);
+      g.k = positive("k", 1 << 30);
+      g.batch = t.has_column("batch") ? positive("batch", 1 << 30) : 1;
       g.seconds = seconds;
       into.gemms.push_back(g);
     } else if (kind == "memory") {

@@ -180,6 +180,17 @@ int calibrate_network_command(const CalibrateNetworkOptions& o) {
                      "no " + o.op + " measurement inside one node or across nodes one rank per node",
                      "measure with scalepoint-bench, or pass --scope for files that do not say");
   }
+  // The segment search tries every split of the sorted sizes (quadratic): 8,000 rows of one group
+  // took over a minute. A sweep of sizes is some tens of them (scalepoint-bench 8 B..1 GiB: 28).
+  constexpr std::size_t kMaxSizesPerGroup = 1'000;
+  for (const auto& [key, f] : fits) {
+    if (f.rows.size() > kMaxSizesPerGroup) {
+      throw InputError(SourceLocation{"--input", 0, 0}, "",
+                       fmt::format("{}, {} ranks: {} measurements, more than the {} a fit takes", key.first,
+                                   key.second, f.rows.size(), kMaxSizesPerGroup),
+                       "measure each size once (or a few times) over a range of sizes");
+    }
+  }
   for (auto& [key, f] : fits) {
     calibration::AlphaBetaOptions opt;
     opt.max_segments = o.max_segments;
@@ -192,7 +203,12 @@ int calibrate_network_command(const CalibrateNetworkOptions& o) {
                        "a range of sizes, e.g. scalepoint-bench 8 B..1 GiB)",
                        key.first, key.second, f.rows.size(), f.fit.segments.size()));
     }
-    if (!f.fit.ok) throw ModelError(fmt::format("{}, {} ranks: {}", key.first, key.second, f.fit.message));
+    // The measurements cannot carry the line asked of them (sizes all alike, more segments than
+    // sizes): the input's fault, said of the group it is in.
+    if (!f.fit.ok) {
+      throw InputError(SourceLocation{"--input", 0, 0}, "", fmt::format("{}, {} ranks: {}", key.first, key.second, f.fit.message),
+                       "measure a range of sizes (scalepoint-bench 8 B..1 GiB) or ask for fewer --segments");
+    }
     calibration::AlphaBetaOptions line;
     line.segments = 1;
     f.one_line = calibration::fit_alpha_beta(points_of(f.rows), line);

@@ -83,6 +83,14 @@ int calibrate_compute_command(const CalibrateComputeOptions& o) {
                      "no GEMM rows in " + files + (m.untimed_gemms > 0 ? " (only GEMMs of the first bench version, not graph-timed)" : ""),
                      "measure with build/scalepoint-gpu-bench (calibration/README.md, \"Measuring a GPU\")");
   }
+  // The fit compares shapes pairwise: 16,000 rows took 8 s and 200,000 more than a minute. A
+  // GPU's characterisation is some hundreds of shapes (calibration/data/gpu/h100: 220).
+  constexpr std::size_t kMaxGemms = 10'000;
+  if (m.gemms.size() > kMaxGemms) {
+    throw InputError(SourceLocation{o.inputs.front(), 0, 0}, "",
+                     fmt::format("{} GEMM rows, more than the {} a fit takes", m.gemms.size(), kMaxGemms),
+                     "measure fewer shapes, or fit on a sample of them");
+  }
   const calibration::KernelFit fit = calibration::fit_kernel_costs(m, *accel);
   const models::KernelCosts& c = fit.accelerator.compute;
   std::printf("%s: %d units, tile %dx%d, kernel latency %.3f us%s, memory efficiency %.3f\n", accel->name.c_str(),

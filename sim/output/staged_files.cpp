@@ -24,6 +24,7 @@ StagedFiles::StagedFiles(fs::path dir, std::string option) : dir_(std::move(dir)
   }
   check_output_folder(dir_, option_);
   std::error_code ec, probe;
+  created_ = !fs::exists(dir_, probe);
   fs::create_directories(dir_, ec);
   if (ec || !fs::is_directory(dir_, probe)) {
     const bool file = fs::exists(dir_, probe) && !fs::is_directory(dir_, probe);
@@ -38,6 +39,12 @@ StagedFiles::~StagedFiles() {
   if (committed_) return;
   std::error_code ec;
   for (const auto& [tmp, final_path] : staged_) fs::remove(tmp, ec);
+  // A folder made for outputs that never came is not left behind: its lock goes first, then the
+  // folder, only if empty (fs::remove leaves a folder that holds anything).
+  if (created_) {
+    lock_.reset();
+    fs::remove(dir_, ec);
+  }
 }
 
 fs::path StagedFiles::stage(const std::string& name) {

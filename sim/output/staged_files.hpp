@@ -46,6 +46,7 @@ class StagedFiles {
   std::unique_ptr<FolderLock> lock_;
   std::vector<std::pair<std::filesystem::path, std::filesystem::path>> staged_;  // tmp, final
   bool committed_ = false;
+  bool created_ = false;  // the folder did not exist: removed again, if empty, when nothing is committed
 };
 
 }  // namespace sp::output

@@ -81,9 +81,22 @@ ClusterSpec load_cluster(const std::string& file, const std::vector<config::Over
   const int per_leaf = scale_out->nodes_per_leaf;
   const config::ConfigNode leaves = fabric.at("leaves");
   s.leaves = leaves.as_count(100'000);
+  // Each bound alone allows 10^10 nodes, whose free lists alone exhaust memory; a million nodes
+  // (8 million GPUs) is beyond any cluster built or planned.
+  constexpr long long kMaxNodes = 1'000'000;
+  if (static_cast<long long>(s.leaves) * per_leaf > kMaxNodes) {
+    leaves.fail(fmt::format("{} leaves of {} nodes are {} nodes, more than the {} a shared fabric may hold", s.leaves,
+                            per_leaf, static_cast<long long>(s.leaves) * per_leaf, kMaxNodes));
+  }
   if (auto p = root.find("placement")) {
     if (p->is_sequence()) {
-      for (const auto& e : p->elements()) s.placements.push_back(parse_placement(e));
+      for (const auto& e : p->elements()) {
+        const models::Placement placement = parse_placement(e);
+        if (std::find(s.placements.begin(), s.placements.end(), placement) != s.placements.end()) {
+          e.fail("is listed twice (each placement is run once)");
+        }
+        s.placements.push_back(placement);
+      }
       if (s.placements.empty()) p->fail("needs at least one placement");
     } else {
       s.placements.push_back(parse_placement(*p));

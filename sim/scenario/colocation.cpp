@@ -198,6 +198,19 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
     if (auto x = sh->find("fused_max")) s.fused_max = x->as_count();
     if (auto x = sh->find("mps_clients_max")) s.mps_clients_max = x->as_count();
   }
+  // Each bound alone allows 1,024 jobs of 10^7 steps: days of simulation at a point. The kernels
+  // the largest point launches (fused copies launch fewer) bound its time: 10^9 is some 3 x 10^9
+  // events, about 5 minutes on this project's 2-core machine (12 M events a second).
+  const double kernels = static_cast<double>(
+      s.traced.empty() ? models::step_kernels(s.workload, s.accelerator, s.batch, 1).size() : s.traced.size());
+  const double launches = kernels * s.steps * s.jobs.back();
+  if (launches > kMaxColocatedLaunches) {
+    (job.has("steps") ? job.at("steps") : job.at("epochs"))
+        .fail(fmt::format("{} jobs of {:.0f} steps of {:.0f} kernels launch {:.3g} kernels, more than the {:.0e} a point "
+                          "may simulate (minutes)",
+                          s.jobs.back(), s.steps, kernels, launches, kMaxColocatedLaunches),
+              "fewer steps or jobs: a run's speed-up and energy per job settle within a few hundred steps");
+  }
   return s;
 }
 

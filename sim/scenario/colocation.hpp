@@ -87,6 +87,10 @@ struct ColocationPoint {
   double speedup = 0;         // sequential makespan / this makespan at the same K
 };
 
+/// The most kernel launches (largest job count x steps x kernels a step) a scenario may ask of one
+/// point: about 5 minutes of simulation on one core.
+inline constexpr double kMaxColocatedLaunches = 1e9;
+
 /// `progress` hears the points done, with a share of the running one (3.4: three done, the fourth
 /// 40 % through its steps), and the total.
 std::vector<ColocationPoint> run_colocation(const ColocationSpec& spec,

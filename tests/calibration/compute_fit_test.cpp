@@ -2,6 +2,8 @@
 // the compute model against the committed H100 measurements (compute-check).
 #include <gtest/gtest.h>
 
+#include "tests/input_error_message.hpp"
+
 #include <cmath>
 
 #include "calibration/compute/compute_check.hpp"
@@ -119,6 +121,33 @@ TEST(ComputeMeasurements, ReadsBothFormatsAndLocatesErrors) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("x.jsonl:1"), std::string::npos) << e.what();
   }
+}
+
+TEST(ComputeMeasurements, RefusesDamagedDeviceLinesAndImpossibleRowsAtTheirLine) {
+  // Found by a hostile-input review: 99999999999 SMs escaped as "internal error: stoi"; a GEMM of
+  // 1e308 rows or a time of 1e-300 us reached the fit as an infinite time (exit 1, no line); a
+  // byte-order mark hid the device line and made it the header.
+  const std::string header =
+      "kind,label,dtype,ranks,m,n,k,batch,bytes,kernels,repetitions,time_min_us,time_median_us,time_p10_us,"
+      "time_p90_us,achieved,achieved_unit\n";
+  const std::string row = "gemm,q,bf16,1,1024,2048,8192,1,0,1,20,50,50.6,50.1,51,679,TFLOP/s\n";
+  const auto message = [&](const std::string& text) {
+    ComputeMeasurements m;
+    return input_error_message([&] { read_compute_measurements(text, "bench.csv", m); });
+  };
+  EXPECT_NE(message("# device 0: NVIDIA H100, compute capability 9.0, 99999999999 SMs, 79.2 GiB\n" + header + row)
+                .find("bench.csv:1: device: \"99999999999 SMs\" is no device's SM count"),
+            std::string::npos);
+  EXPECT_NE(message(header + "gemm,q,bf16,1,1e308,2048,8192,1,0,1,20,50,50.6,50.1,51,679,TFLOP/s\n").find("bench.csv:2"),
+            std::string::npos);
+  EXPECT_NE(message(header + "gemm,q,bf16,1,1024,2048,8192,1,0,1,20,50,1e-300,50.1,51,679,TFLOP/s\n")
+                .find("time_median_us: must be at least 0.001 us"),
+            std::string::npos);
+  ComputeMeasurements m;
+  read_compute_measurements("\xEF\xBB\xBF# device 0: NVIDIA H100, compute capability 9.0, 132 SMs, 79.2 GiB\n" + header + row,
+                            "bom.csv", m);
+  EXPECT_EQ(m.units, 132);
+  EXPECT_EQ(m.gemms.size(), 1u);
 }
 
 TEST(ComputeCheck, TheH100MeasurementsAreWithinTheStatedBounds) {

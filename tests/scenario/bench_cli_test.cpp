@@ -87,6 +87,26 @@ TEST(Bench, FourRanksOversubscribed) { expect_bench_run(4); }
 TEST(Bench, BadArgumentsExitWithTwo) {
   EXPECT_EQ(shell(std::string(SP_MPIEXEC) + " -np 1 " + SP_BENCH + " --max-bytes 12parsecs").first, 2);
   EXPECT_EQ(shell(std::string(SP_MPIEXEC) + " -np 1 " + SP_BENCH + " --ops all_to_some").first, 2);
+  // Found by a hostile-input review: 0 B looped forever (0 x factor), 1 TiB died allocating,
+  // min above max, a NaN time limit or a scope with nothing to measure wrote a header-only CSV
+  // and exited 0. Each is refused on every rank, naming the option, and no file is written.
+  const fs::path out = fs::temp_directory_path() / ("sp_bench_bad_" + std::to_string(::getpid()) + ".csv");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--min-bytes '0 B'", "--min-bytes: must be at least 1 B"},
+      {"--max-bytes '1 TiB'", "--max-bytes: at most 16 GiB a message"},
+      {"--min-bytes '1 KiB' --max-bytes '8 B'", "--min-bytes (1 KiB) is above --max-bytes (8 B)"},
+      {"--max-seconds nan", "--max-seconds: must be in (0, 3600] seconds"},
+      {"--min-bytes '8 us'", "--min-bytes: \"8 us\" is a time"},
+      {"--scopes inter", "--scopes: nothing to measure with 2 rank(s) on 1 node(s)"},
+  };
+  for (const auto& [args, said] : cases) {
+    fs::remove(out);
+    const auto [status, text] = shell("timeout 60 " + std::string(SP_MPIEXEC) + " -np 2 " + SP_BENCH + " -n 1 -w 0 --ops ping_pong -o " +
+                                      out.string() + " " + args);
+    EXPECT_EQ(status, 2) << args << "\n" << text;
+    EXPECT_NE(text.find(said), std::string::npos) << args << "\n" << text;
+    EXPECT_FALSE(fs::exists(out)) << args;
+  }
 }
 
 TEST(CalibrateNetwork, TheCommittedLocalhostPlatformIsWhatTheCommittedMeasurementGives) {

@@ -294,3 +294,49 @@ TEST(Cli, ColocateWritesItsTablesAndBadInputWritesNothing) {
   EXPECT_NE(b.output.find("sharing.fraction: must be in (0, 1]"), std::string::npos) << b.output;
   EXPECT_FALSE(fs::exists(bad / "summary.csv"));
 }
+
+TEST(Cli, InputsWhoseBoundsEachHoldButWhoseProductDoesNotAreRefused) {
+  // Found by a hostile-input review: each key within its own bound, their product beyond anything
+  // the simulator should attempt. A fabric of 10^5 leaves of 10^5 nodes allocated 12.8 GB and died
+  // as an internal error; 4 ResNet-18 jobs of 10^7 steps would have run for hours; a placement
+  // listed twice ran twice; an unfittable network measurement exited 1 (cannot simulate), and a
+  // --report folder was left behind, empty, by every refusal.
+  const fs::path dir = fresh_dir("products");
+  fs::create_directories(dir);
+  const std::string platform = std::string(SP_SOURCE_DIR) + "/scenarios/platforms/dgx_h100.yaml";
+  const auto cluster = [&](const std::string& name, const std::string& fabric, const std::string& placement) {
+    const fs::path f = dir / name;
+    std::ofstream(f) << "name: big\nplatform: !include " << platform << "\nfabric: " << fabric
+                     << "\nplacement: " << placement
+                     << "\nsteps: 1\njobs:\n  - {name: a, workload: bert, accelerators: [8], batch: {typical: true}}\n";
+    return run("cluster " + f.string() + " -q --no-timelines --out " + (dir / "out").string());
+  };
+  RunResult r = cluster("huge.yaml", "{leaves: 100000, nodes_per_leaf: 100000, oversubscription: 1}", "[random]");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("huge.yaml:3:18: fabric.leaves: 100000 leaves of 100000 nodes are 10000000000 nodes, more "
+                          "than the 1000000 a shared fabric may hold"),
+            std::string::npos)
+      << r.output;
+  r = cluster("twice.yaml", "{leaves: 4, nodes_per_leaf: 8, oversubscription: 1}", "[packed, packed]");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("twice.yaml:4:21: placement[1]: is listed twice"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "out"));
+
+  std::string colo = slurp(std::string(SP_SOURCE_DIR) + "/scenarios/colocation/resnet18_h200_synthetic.yaml");
+  colo.replace(colo.find("steps: 60"), 9, "steps: 10000000");
+  { std::ofstream(dir / "long.yaml") << colo; }
+  r = run("colocate " + (dir / "long.yaml").string() + " -q --out " + (dir / "colo").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("job.steps: 4 jobs of 10000000 steps of"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("more than the 1e+09 a point may simulate"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "colo"));
+
+  // 14 sizes of one group asked for 64 segments: two parameters each cannot be had from them.
+  const std::string bench = std::string(SP_SOURCE_DIR) + "/results/calibration/localhost/bench_np2.csv";
+  r = run("calibrate network --base localhost --input " + bench + " --segments 64 --out " + (dir / "p.yaml").string() +
+          " --report " + (dir / "report").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("error: --input: "), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "p.yaml"));
+  EXPECT_FALSE(fs::exists(dir / "report"));
+}
