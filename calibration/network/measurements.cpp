@@ -395,9 +395,12 @@ bool looks_like_json(const std::string& text) {
 
 }  // namespace
 
-std::vector<Measurement> parse_measurements(const std::string& text, const std::string& name,
+std::vector<Measurement> parse_measurements(const std::string& given, const std::string& name,
                                             const MeasurementDefaults& defaults) {
   check_defaults(defaults);
+  // A byte-order mark (a file saved by a spreadsheet) hid the header, and the file was taken for
+  // another format with no rows.
+  const std::string text = given.rfind("\xEF\xBB\xBF", 0) == 0 ? given.substr(3) : given;
   const std::vector<std::string> lines = lines_of(text);
   bool osu = false;
   for (const std::string& line : lines) {
