@@ -151,6 +151,10 @@ int calibrate_network_command(const CalibrateNetworkOptions& o) {
   // Every path is checked before anything is fitted or written: a bad --base or --report is the
   // input's fault, not something to find after the fit printed its tables and wrote --out.
   const std::filesystem::path base = find_platform_file(o.base, {"--base", 0, 0});
+  const models::Catalog catalog(models::data_root() / "models");
+  // The base must be a platform itself, said of its own file and line before the fit runs (a
+  // cluster scenario passed as --base was blamed on the --out file, after the fit's tables).
+  models::parse_platform(config::load_file(base.string()), catalog);
   output::refuse_output_over_input(o.out, o.inputs);
   std::optional<output::StagedFiles> report;
   if (!o.report_dir.empty()) report.emplace(o.report_dir, "--report");
@@ -227,7 +231,6 @@ int calibrate_network_command(const CalibrateNetworkOptions& o) {
           "# MeasuredSegment); see the base platform (" + o.base + ") for the sources of the rest.\n";
   text += platform.dump() + "\n";
   // It must load as a platform before it is written.
-  const models::Catalog catalog(models::data_root() / "models");
   models::parse_platform(config::load_string(text, o.out), catalog);
   const std::filesystem::path out(o.out);
   output::StagedFiles files(out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path());

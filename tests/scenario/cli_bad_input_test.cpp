@@ -340,3 +340,18 @@ TEST(Cli, InputsWhoseBoundsEachHoldButWhoseProductDoesNotAreRefused) {
   EXPECT_FALSE(fs::exists(dir / "p.yaml"));
   EXPECT_FALSE(fs::exists(dir / "report"));
 }
+
+TEST(Cli, CalibrateNetworkChecksItsBasePlatformBeforeTheFit) {
+  // A cluster scenario given as --base was blamed on the --out file, at a line of the base, after
+  // the fit had printed its tables (a hostile-input review): now the base's own file and line,
+  // before anything is fitted or printed.
+  const fs::path dir = fresh_dir("base");
+  const std::string base = std::string(SP_SOURCE_DIR) + "/scenarios/clusters/shared_fat_tree.yaml";
+  const RunResult r = run("calibrate network --input " + std::string(SP_SOURCE_DIR) +
+                          "/results/calibration/localhost/bench_np2.csv --base " + base + " --out " +
+                          (dir / "p.yaml").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find(base + ":8:1: description: unknown key"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("segment"), std::string::npos) << r.output;  // no fit printed
+  EXPECT_FALSE(fs::exists(dir / "p.yaml"));
+}
