@@ -213,6 +213,19 @@ int calibrate_network_command(const CalibrateNetworkOptions& o) {
       throw InputError(SourceLocation{"--input", 0, 0}, "", fmt::format("{}, {} ranks: {}", key.first, key.second, f.fit.message),
                        "measure a range of sizes (scalepoint-bench 8 B..1 GiB) or ask for fewer --segments");
     }
+    // Fitted, but not a network: times that do not grow with the bytes give a bandwidth of
+    // petabytes a second (a review wrote 6e14 GB/s), a stalled run a step of seconds. The fastest
+    // links carry some TB/s (NVLink 5: 1.8 TB/s a GPU); no collective step takes a second.
+    for (const calibration::AlphaBetaSegment& seg : f.fit.segments) {
+      if (seg.beta_bytes_per_s > 100e12 || seg.alpha_s > 1.0) {
+        throw InputError(SourceLocation{"--input", 0, 0}, "",
+                         fmt::format("{}, {} ranks: the measurements from {:.0f} to {:.0f} B give {:.3g} GB/s and {:.3g} us "
+                                     "a step, no network's (at most 100 TB/s, 1 s)",
+                                     key.first, key.second, seg.from_bytes, seg.to_bytes, seg.beta_bytes_per_s / 1e9,
+                                     seg.alpha_s * 1e6),
+                         "check that the times grow with the bytes (a column swapped, a unit)");
+      }
+    }
     calibration::AlphaBetaOptions line;
     line.segments = 1;
     f.one_line = calibration::fit_alpha_beta(points_of(f.rows), line);

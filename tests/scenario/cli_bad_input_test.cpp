@@ -339,6 +339,26 @@ TEST(Cli, InputsWhoseBoundsEachHoldButWhoseProductDoesNotAreRefused) {
   EXPECT_NE(r.output.find("error: --input: "), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir / "p.yaml"));
   EXPECT_FALSE(fs::exists(dir / "report"));
+  // Every all-reduce timed at 5 us whatever its bytes: a fit, but of no network (it wrote a
+  // bandwidth of 6e14 GB/s with exit 0).
+  std::string flat;
+  std::istringstream lines(slurp(bench));
+  for (std::string l; std::getline(lines, l);) {
+    if (l.rfind("intra,all_reduce,", 0) == 0) {
+      std::vector<std::string> f;
+      std::stringstream cells(l);
+      for (std::string c; std::getline(cells, c, ',');) f.push_back(c);
+      f.at(7) = "5";  // time_median_us
+      l.clear();
+      for (std::size_t i = 0; i < f.size(); ++i) l += (i ? "," : "") + f[i];
+    }
+    flat += l + "\n";
+  }
+  { std::ofstream(dir / "flat.csv") << flat; }
+  r = run("calibrate network --base localhost --input " + (dir / "flat.csv").string() + " --out " + (dir / "p.yaml").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("no network's (at most 100 TB/s, 1 s)"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "p.yaml"));
 }
 
 TEST(Cli, CalibrateNetworkChecksItsBasePlatformBeforeTheFit) {
