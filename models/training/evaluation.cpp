@@ -52,7 +52,13 @@ EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& lay, Mic
   c.each = forward + scale(k.batch_overhead, static_cast<double>(c.batches)) + k.overhead + k.host_work / nodes;
   c.scoring = exposed_scoring(k.asynchronous_scoring, scale(step, interval / static_cast<double>(gbs)) + c.each,
                               c.evaluations);
-  if (c.evaluations > 0) c.first = k.first_overhead;
+  if (c.evaluations > 0) {
+    double loaders = 1;
+    if (const auto& l = k.first_overhead_per_loader) {
+      loaders = (lay.micro_batch > l->micro_batch_above ? 1 : 0) + (per_replica > l->evaluation_samples_above ? 1 : 0);
+    }
+    c.first = scale(k.first_overhead, loaders);
+  }
   c.total = scale(c.each, c.evaluations) + c.scoring + c.first;
   return c;
 }

@@ -129,7 +129,7 @@ LayerGroup parse_layer(const config::ConfigNode& n) {
 
 EvaluationRule parse_evaluation(const config::ConfigNode& n, EvaluationCosts& costs) {
   n.expect_only({"timed", "samples", "interval", "skip_first", "overhead", "host_work", "batch", "batch_overhead",
-                 "asynchronous_scoring", "first_overhead", "dispatch_per_kernel"});
+                 "asynchronous_scoring", "first_overhead", "first_overhead_per_loader", "dispatch_per_kernel"});
   EvaluationRule e;
   e.timed = n.at("timed").as_bool();
   e.samples = n.at("samples").as_positive_int();
@@ -155,6 +155,14 @@ EvaluationRule parse_evaluation(const config::ConfigNode& n, EvaluationCosts& co
   }
   for (const EvaluationCostField& f : kEvaluationCosts) {
     if (auto x = n.find(f.workload_key)) costs.*f.member = x->as_nonnegative_duration();
+  }
+  if (auto l = n.find("first_overhead_per_loader")) {
+    if (!n.has("first_overhead")) l->fail("prices loaders at first_overhead, which is missing");
+    l->expect_only({"micro_batch_above", "evaluation_samples_above"});
+    EvaluationCosts::LoaderWorkers w;
+    w.micro_batch_above = nonnegative_int(l->at("micro_batch_above"));
+    w.evaluation_samples_above = nonnegative_int(l->at("evaluation_samples_above"));
+    costs.first_overhead_per_loader = w;
   }
   if (auto b = n.find("batch")) {
     const std::string v = b->as_string();

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,17 @@ struct EvaluationCosts {
   // Llama2-70B LoRA logs show it as a fixed stall just before the first `eval_start`, whatever the
   // scale (calibration/data/mlperf/README.md).
   Duration first_overhead;
+  // Where the one-time set-up is the start of data loaders' worker processes rather than one
+  // fixed stall, first_overhead is paid per loader that starts workers inside the timed region:
+  // the training loader where a rank's micro-batch exceeds the first bound, the evaluation loader
+  // (at the first evaluation) where a rank's share of the evaluation set exceeds the second
+  // (NVIDIA's BERT: `num_workers=0 if batch <= 8 else 4`, and the same at 10 for its evaluation
+  // loader). Unset: first_overhead once, whatever the layout.
+  struct LoaderWorkers {
+    std::int64_t micro_batch_above = 0;
+    std::int64_t evaluation_samples_above = 0;
+  };
+  std::optional<LoaderWorkers> first_overhead_per_loader;
   // Host time per kernel where the evaluation's forward is dispatched eagerly although training
   // is not: modules captured as CUDA graphs in training mode run their eager forward in eval mode
   // (torch.cuda.make_graphed_callables and TransformerEngine's copy of it). Zero: the evaluation

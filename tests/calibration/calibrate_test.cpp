@@ -295,6 +295,33 @@ TEST(Calibrate, TheLoggedSetUpBeforeTheFirstEvaluationIsTheModelsOneTimeCost) {
   EXPECT_NEAR(got[static_cast<std::size_t>(setup - ph.begin())], std::log(5.0 / 8.343), 1e-9);
 }
 
+TEST(Calibrate, BertsFirstIntervalIsPricedPerDataLoaderWithWorkers) {
+  // BERT's logged first interval beyond the steady rate: Eos' one node 1.099 and 0.964 s (mean
+  // 1.0315 s), where both loaders start workers (96 sequences and 1,250 evaluation samples a
+  // rank): at the prior 2 x 0.5 s. Eos' 3,472 GPUs 0.261 and 0.348 s (mean 0.3045 s), where
+  // neither does (4 sequences, 3 samples): the model's 0 s, which the fit weighs as 1 ms.
+  std::vector<std::string> skipped;
+  const PlatformCatalog platforms(catalog());
+  const FitProblem pb(v41(), catalog(), platforms, skipped);
+  const auto setup_error = [&](const std::string& folder, int accelerators, double logged, double modelled) {
+    const auto row = std::find_if(pb.rows().begin(), pb.rows().end(), [&](const PreparedRow& r) {
+      return r.row.benchmark == "bert" && r.row.system_folder == folder;
+    });
+    ASSERT_NE(row, pb.rows().end()) << folder;
+    ASSERT_EQ(row->row.accelerators, accelerators);
+    const auto& ph = row->row.phases;
+    const auto setup = std::find_if(ph.begin(), ph.end(), [](const PhaseObservation& o) {
+      return o.phase == PhaseObservation::Phase::evaluation_setup;
+    });
+    ASSERT_NE(setup, ph.end()) << accelerators;
+    EXPECT_NEAR(setup->seconds, logged, 1e-9);
+    const std::vector<double> got = pb.phase_log_errors(*row, pb.prior());
+    EXPECT_NEAR(got[static_cast<std::size_t>(setup - ph.begin())], std::log(modelled / logged), 1e-9) << accelerators;
+  };
+  setup_error("eos_ngc23.04_pytorch", 8, 1.0315, 1.0);
+  setup_error("eos_n434_ngc23.09_pytorch", 3472, 0.3045, 1e-3);
+}
+
 TEST(Calibrate, TheReferenceIsTheKindWithTheMostRowsInTheFit) {
   // The v4.1 rows: 61 H100 SXM (one under the name "NVIDIA H100 80GB HBM3"), 31 H200 SXM, fewer
   // of every other kind. With every row the reference is H100 SXM, with NVIDIA's stack on Hopper;

@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include "models/training/evaluation.hpp"
+#include "sim/config/loader.hpp"
 #include "test_fixtures.hpp"
+#include "tests/input_error_message.hpp"
 
 namespace sp::models {
 
@@ -108,6 +110,55 @@ TEST(Evaluation, TheFirstEvaluationsSetUpIsPaidOncePerRun) {
   c = evaluation_cost(w, lay, {milliseconds(2), {}}, milliseconds(10), 2, 150, 2);
   EXPECT_EQ(c.evaluations, 0);
   EXPECT_EQ(c.total.ps(), 0);
+}
+
+TEST(Evaluation, DataLoadersStartingWorkersPayTheSetUpEach) {
+  // The set-up priced per data loader that starts worker processes (NVIDIA's BERT): the training
+  // loader where a rank's micro-batch exceeds 3, the evaluation loader where a rank's share of the
+  // 1,000 evaluation samples exceeds 100, 2 s each. 8 replicas at GBS 32: micro-batch 4 (> 3),
+  // 125 samples a rank (> 100): both, 4 s. 16 replicas at GBS 32: micro-batch 2, 63 samples: none,
+  // 0 s. 8 replicas at GBS 16: micro-batch 2 (not > 3), 125 samples: the evaluation's, 2 s.
+  Workload w = hand_worked();
+  w.evaluation_costs.first_overhead = seconds(2.0);
+  w.evaluation_costs.first_overhead_per_loader = EvaluationCosts::LoaderWorkers{3, 100};
+  const Platform p = testing::simple_platform();
+  const auto first = [&](int n, std::int64_t gbs) {
+    return evaluation_cost(w, testing::layout(p, n, gbs), {milliseconds(2), {}}, milliseconds(10), 2, 2050, gbs).first;
+  };
+  EXPECT_EQ(first(8, 32).ps(), seconds(4.0).ps());
+  EXPECT_EQ(first(16, 32).ps(), 0);
+  EXPECT_EQ(first(8, 16).ps(), seconds(2.0).ps());
+  // BERT's rule: at 8 GPUs and GBS 768, 96 sequences and 1,250 evaluation samples a rank, both
+  // loaders start workers; on 3,472 GPUs at GBS 13,888, 4 sequences and 3 samples, neither.
+  const Workload bert = shipped_workload("bert");
+  ASSERT_TRUE(bert.evaluation_costs.first_overhead_per_loader);
+  const Duration per_loader = bert.evaluation_costs.first_overhead;
+  const auto bert_first = [&](int n, std::int64_t gbs) {
+    return evaluation_cost(bert, testing::layout(testing::shipped_platform("dgx_h100"), n, gbs), {milliseconds(2), {}},
+                           milliseconds(10), n / 8, 3e6, gbs)
+        .first;
+  };
+  EXPECT_EQ(bert_first(8, 768).ps(), scale(per_loader, 2).ps());
+  EXPECT_EQ(bert_first(3472, 13888).ps(), 0);
+}
+
+TEST(Evaluation, LoaderRulesNeedTheirPriceAndBothBounds) {
+  // BERT's file with the rule's price taken out, or a bound missing or negative: one message at
+  // the key.
+  const std::string bert = config::read_text_file(std::string(SP_SOURCE_DIR) + "/models/workloads/bert.yaml");
+  const auto parse = [&](const std::string& from, const std::string& to) {
+    std::string text = bert;
+    const auto at = text.find(from);
+    if (at == std::string::npos) return std::string("(not found: ") + from + ")";
+    text.replace(at, from.size(), to);
+    return input_error_message([&] { (void)parse_workload(config::load_string(text, "bert.yaml")); });
+  };
+  EXPECT_NE(parse("first_overhead: \"0.5 s\"", "").find("first_overhead_per_loader: prices loaders at first_overhead, which is missing"),
+            std::string::npos);
+  EXPECT_NE(parse("micro_batch_above: 16, ", "").find("micro_batch_above"), std::string::npos);
+  EXPECT_NE(parse("evaluation_samples_above: 10", "evaluation_samples_above: -1").find("evaluation_samples_above"),
+            std::string::npos);
+  EXPECT_EQ(parse("evaluation_samples_above: 10", "evaluation_samples_above: 10"), "(no error)");
 }
 
 TEST(Evaluation, TheForwardWaitsForWhatItDoesNotOverlap) {
