@@ -373,7 +373,7 @@ std::vector<Measurement> parse_bench(const std::string& text, const std::string&
     const auto count = [&](const char* column, std::int64_t min) {
       const auto v = t.integer(i, column);
       if (!v || *v < min || *v > (1 << 30))
-        t.fail(i, column, fmt::format("needs a count of at least {}", min));
+        t.fail(i, column, fmt::format("needs a count from {} to 2^30", min));
       return static_cast<int>(*v);
     };
     m.ranks = count("ranks", 2);

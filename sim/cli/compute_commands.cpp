@@ -238,7 +238,8 @@ int gemm_shapes_command(const GemmShapesOptions& o) {
     return 0;
   }
   const std::filesystem::path path(out);
-  output::StagedFiles files(path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path());
+  output::StagedFiles files(path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path(),
+                            o.cxx_table.empty() ? "--out" : "--cxx-table");
   files.write(path.filename().string(), text);
   files.commit();
   std::fprintf(stderr, "wrote %s\n", out.c_str());

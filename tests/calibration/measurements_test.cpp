@@ -293,6 +293,12 @@ inter,ping_pong,2,2,8,20,1.9000,2.1000,1.9500,2.4000,0.0038,0.0038
   const auto marked = parse_measurements(std::string("\xEF\xBB\xBF") + text, "bench.csv");
   expect_rows(marked, {1048576, 8}, {42.0, 2.1});
   EXPECT_EQ(marked[1].line, 8);
+  // Two billion ranks: beyond the bound, said as such (it read "needs a count of at least 2").
+  std::string huge = text;
+  huge.replace(huge.find("intra,all_reduce,8,"), 19, "intra,all_reduce,2000000000,");
+  EXPECT_NE(input_error_message([&] { (void)parse_measurements(huge, "bench.csv"); })
+                .find("bench.csv:7: ranks: needs a count from 2 to 2^30"),
+            std::string::npos);
 }
 
 TEST(Measurements, ErrorsNameTheFileAndWhatToPass) {

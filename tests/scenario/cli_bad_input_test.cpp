@@ -375,3 +375,12 @@ TEST(Cli, CalibrateNetworkChecksItsBasePlatformBeforeTheFit) {
   EXPECT_EQ(r.output.find("segment"), std::string::npos) << r.output;  // no fit printed
   EXPECT_FALSE(fs::exists(dir / "p.yaml"));
 }
+
+TEST(Cli, GemmShapesNamesTheOptionItWritesTo) {
+  // A folder given as --cxx-table was blamed on --out (a hostile-input review).
+  const fs::path dir = fresh_dir("cxx_table");
+  fs::create_directories(dir / "table.hpp");
+  const RunResult r = run("gemm-shapes --cxx-table " + (dir / "table.hpp").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("error: --cxx-table: "), std::string::npos) << r.output;
+}
