@@ -164,6 +164,17 @@ int run(const Options& o, int argc, char** argv) {
   int nodes = node_rank == 0 ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 
+  // Every rank knows the scopes' sizes: nothing to measure is an error on all of them, no file.
+  bool measurable = false;
+  for (const std::string& scope : o.scopes) measurable = measurable || (scope == "intra" ? node_size : nodes) >= 2;
+  if (!measurable) {
+    if (leaders != MPI_COMM_NULL) MPI_Comm_free(&leaders);
+    MPI_Comm_free(&node);
+    throw std::invalid_argument(fmt::format(
+        "--scopes: nothing to measure with {} rank(s) on {} node(s) (intra needs 2 ranks on a node, inter 2 nodes)",
+        world_size, nodes));
+  }
+
   // Where every rank runs, for the record.
   std::string host = hostname();
   host.resize(MPI_MAX_PROCESSOR_NAME, '\0');
@@ -197,16 +208,6 @@ int run(const Options& o, int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
   }
 
-  // Every rank knows the scopes' sizes: nothing measured is an error on all of them, no file.
-  bool measured = false;
-  for (const std::string& scope : o.scopes) measured = measured || (scope == "intra" ? node_size : nodes) >= 2;
-  if (!measured) {
-    if (leaders != MPI_COMM_NULL) MPI_Comm_free(&leaders);
-    MPI_Comm_free(&node);
-    throw std::invalid_argument(fmt::format(
-        "--scopes: nothing to measure with {} rank(s) on {} node(s) (intra needs 2 ranks on a node, inter 2 nodes)",
-        world_size, nodes));
-  }
   if (world_rank == 0) {
     std::map<std::string, int> per_host;
     for (int r = 0; r < world_size; ++r) per_host[std::string(&hosts[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME])]++;

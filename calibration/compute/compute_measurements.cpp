@@ -14,6 +14,9 @@ namespace sp::calibration {
 
 namespace {
 
+// A GEMM dimension or batch indexes memory: 2^30 and beyond fit no GPU.
+constexpr double kMostIndexed = 1 << 30;
+
 void read_device_line(const std::string& line, const std::string& file, int number, ComputeMeasurements& into) {
   if (line.rfind("# device 0: ", 0) != 0) return;
   into.device = line.substr(12, line.find(',') - 12);
@@ -64,7 +67,7 @@ void read_bench_csv(const std::string& text, const std::string& file, ComputeMea
     const std::string kind = t.cell(r, "kind");
     // Bounded as well as positive: a GEMM dimension of 1e308 or a time of 1e-300 us passed on to
     // the fit as an infinite or zero time (exit 1, no line).
-    const auto positive = [&](const char* column, double most = 1e15) {
+    const auto positive = [&](const char* column, double most) {
       const double v = t.number(r, column).value_or(0);
       if (!(v > 0 && v <= most)) t.fail(r, column, fmt::format("must be a positive number up to {:g}", most));
       return v;
@@ -79,14 +82,14 @@ void read_bench_csv(const std::string& text, const std::string& file, ComputeMea
       g.line = t.line(r) + first_data - 1;
       g.dtype = t.cell(r, "dtype");
       g.label = t.has_column("label") ? t.cell(r, "label") : "";
-      g.m = positive("m", 1 << 30);  // a GEMM dimension indexes memory: 2^30 and beyond fit no GPU
-      g.n = positive("n", 1 << 30);
-      g.k = positive("k", 1 << 30);
-      g.batch = t.has_column("batch") ? positive("batch", 1 << 30) : 1;
+      g.m = positive("m", kMostIndexed);
+      g.n = positive("n", kMostIndexed);
+      g.k = positive("k", kMostIndexed);
+      g.batch = t.has_column("batch") ? positive("batch", kMostIndexed) : 1;
       g.seconds = seconds;
       into.gemms.push_back(g);
     } else if (kind == "memory") {
-      into.copies.push_back(CopySample{positive("bytes"), seconds});
+      into.copies.push_back(CopySample{positive("bytes", 1e15), seconds});
     } else if (kind == "latency" && t.number(r, "bytes").value_or(0) == 0) {
       into.kernel_seconds.push_back(seconds);
     }

@@ -187,12 +187,15 @@ int calibrate_network_command(const CalibrateNetworkOptions& o) {
   // The segment search tries every split of the sorted sizes (quadratic): 8,000 rows of one group
   // took over a minute. A sweep of sizes is some tens of them (scalepoint-bench 8 B..1 GiB: 28).
   constexpr std::size_t kMaxSizesPerGroup = 1'000;
+  // What the measurements of one group (tier, ranks) cannot give: the input's fault, said of it.
+  const auto group_error = [](const FitKey& key, const std::string& message, const std::string& hint) {
+    return InputError(SourceLocation{"--input", 0, 0}, "", fmt::format("{}, {} ranks: {}", key.first, key.second, message),
+                      hint);
+  };
   for (const auto& [key, f] : fits) {
     if (f.rows.size() > kMaxSizesPerGroup) {
-      throw InputError(SourceLocation{"--input", 0, 0}, "",
-                       fmt::format("{}, {} ranks: {} measurements, more than the {} a fit takes", key.first,
-                                   key.second, f.rows.size(), kMaxSizesPerGroup),
-                       "measure each size once (or a few times) over a range of sizes");
+      throw group_error(key, fmt::format("{} measurements, more than the {} a fit takes", f.rows.size(), kMaxSizesPerGroup),
+                        "measure each size once (or a few times) over a range of sizes");
     }
   }
   for (auto& [key, f] : fits) {
@@ -210,20 +213,18 @@ int calibrate_network_command(const CalibrateNetworkOptions& o) {
     // The measurements cannot carry the line asked of them (sizes all alike, more segments than
     // sizes): the input's fault, said of the group it is in.
     if (!f.fit.ok) {
-      throw InputError(SourceLocation{"--input", 0, 0}, "", fmt::format("{}, {} ranks: {}", key.first, key.second, f.fit.message),
-                       "measure a range of sizes (scalepoint-bench 8 B..1 GiB) or ask for fewer --segments");
+      throw group_error(key, f.fit.message, "measure a range of sizes (scalepoint-bench 8 B..1 GiB) or ask for fewer --segments");
     }
     // Fitted, but not a network: times that do not grow with the bytes give a bandwidth of
     // petabytes a second (a review wrote 6e14 GB/s), a stalled run a step of seconds. The fastest
     // links carry some TB/s (NVLink 5: 1.8 TB/s a GPU); no collective step takes a second.
     for (const calibration::AlphaBetaSegment& seg : f.fit.segments) {
       if (seg.beta_bytes_per_s > 100e12 || seg.alpha_s > 1.0) {
-        throw InputError(SourceLocation{"--input", 0, 0}, "",
-                         fmt::format("{}, {} ranks: the measurements from {:.0f} to {:.0f} B give {:.3g} GB/s and {:.3g} us "
-                                     "a step, no network's (at most 100 TB/s, 1 s)",
-                                     key.first, key.second, seg.from_bytes, seg.to_bytes, seg.beta_bytes_per_s / 1e9,
-                                     seg.alpha_s * 1e6),
-                         "check that the times grow with the bytes (a column swapped, a unit)");
+        throw group_error(key,
+                          fmt::format("the measurements from {:.0f} to {:.0f} B give {:.3g} GB/s and {:.3g} us a step, no "
+                                      "network's (at most 100 TB/s, 1 s)",
+                                      seg.from_bytes, seg.to_bytes, seg.beta_bytes_per_s / 1e9, seg.alpha_s * 1e6),
+                          "check that the times grow with the bytes (a column swapped, a unit)");
       }
     }
     calibration::AlphaBetaOptions line;
