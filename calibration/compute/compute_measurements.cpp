@@ -39,10 +39,19 @@ void read_json_lines(const std::string& text, const std::string& file, ComputeMe
     g.line = row.location().line;
     g.dtype = row.at("dtype").as_string();
     g.label = row.has("label") ? row.at("label").as_string() : "";
-    g.m = static_cast<double>(row.at("m").as_positive_int());
-    g.n = static_cast<double>(row.at("n").as_positive_int());
-    g.k = static_cast<double>(row.at("k").as_positive_int());
-    g.seconds = row.at("ms").as_positive_number() / 1e3;
+    // The CSV's bounds: a dimension below 2^30, a time from 1 ns to 1,000 s.
+    const auto dimension = [&](const char* key) {
+      const config::ConfigNode v = row.at(key);
+      const double d = static_cast<double>(v.as_positive_int());
+      if (d > kMostIndexed) v.fail(fmt::format("must be a positive number up to {:g}", kMostIndexed));
+      return d;
+    };
+    g.m = dimension("m");
+    g.n = dimension("n");
+    g.k = dimension("k");
+    const config::ConfigNode ms = row.at("ms");
+    g.seconds = ms.as_positive_number() / 1e3;
+    if (!(g.seconds >= 1e-9 && g.seconds <= 1e3)) ms.fail("must be from 0.000001 ms (1 ns) to 1,000,000 ms");
     into.gemms.push_back(g);
   }
 }

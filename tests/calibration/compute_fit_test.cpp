@@ -143,6 +143,13 @@ TEST(ComputeMeasurements, RefusesDamagedDeviceLinesAndImpossibleRowsAtTheirLine)
   EXPECT_NE(message(header + "gemm,q,bf16,1,1024,2048,8192,1,0,1,20,50,1e-300,50.1,51,679,TFLOP/s\n")
                 .find("time_median_us: must be at least 0.001 us"),
             std::string::npos);
+  // The JSON-lines reader keeps the same bounds.
+  EXPECT_NE(message("{\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 1000000000000, \"n\": 8, \"k\": 8, \"ms\": 1}\n")
+                .find("bench.csv:1:"),
+            std::string::npos);
+  EXPECT_NE(message("{\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 8, \"n\": 8, \"k\": 8, \"ms\": 1e308}\n")
+                .find("ms: must be from 0.000001 ms"),
+            std::string::npos);
   ComputeMeasurements m;
   read_compute_measurements("\xEF\xBB\xBF# device 0: NVIDIA H100, compute capability 9.0, 132 SMs, 79.2 GiB\n" + header + row,
                             "bom.csv", m);
