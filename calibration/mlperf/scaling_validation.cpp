@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -39,6 +42,28 @@ double scored_samples(const models::Workload& w, std::int64_t gbs) {
 }
 
 }  // namespace
+
+std::vector<std::string> software_releases(const std::string& framework) {
+  // A release is YY.MM with a month 01-12, standing alone (not inside "3.10.2" or "v4.1").
+  std::set<std::string> found;
+  const auto digit = [&](std::size_t i) { return i < framework.size() && framework[i] >= '0' && framework[i] <= '9'; };
+  const auto part = [&](std::size_t i) { return digit(i) || (i < framework.size() && framework[i] == '.'); };
+  for (std::size_t i = 0; i + 5 <= framework.size(); ++i) {
+    if (!(digit(i) && digit(i + 1) && framework[i + 2] == '.' && digit(i + 3) && digit(i + 4))) continue;
+    if ((i > 0 && (part(i - 1) || std::isalpha(static_cast<unsigned char>(framework[i - 1])))) || part(i + 5)) continue;
+    const int month = (framework[i + 3] - '0') * 10 + (framework[i + 4] - '0');
+    if (month >= 1 && month <= 12) found.insert(framework.substr(i, 5));
+  }
+  return {found.begin(), found.end()};
+}
+
+std::string software_match(const MlperfResult& row, const MlperfResult& anchor) {
+  const std::vector<std::string> a = software_releases(row.framework), b = software_releases(anchor.framework);
+  if (a.empty() || b.empty()) return "release not stated";
+  std::vector<std::string> shared;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(shared));
+  return shared.empty() ? "another release" : "same release";
+}
 
 const ScalingSummary& ScalingReport::summary(const std::string& group) const {
   for (const auto& s : summaries) {
@@ -85,7 +110,9 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
   std::sort(groups.begin(), groups.end());
   // By the anchor too: a system's own smaller configuration (the question users bring: their own
   // measured node) apart from another submitter's node of the kind, whose software differs.
-  groups.insert(groups.end(), {"N=9-64", "N>64", "anchor: same submitter", "anchor: another submitter", "all"});
+  // And by its software release: only the same release cancels the software level.
+  groups.insert(groups.end(), {"N=9-64", "N>64", "anchor: same submitter", "anchor: another submitter",
+                               "anchor: same release", "anchor: another release", "anchor: release not stated", "all"});
   std::vector<ScalingSummary> out;
   for (const std::string& g : groups) {
     std::vector<double> model, curve, perfect, logged, convergence;
@@ -93,7 +120,8 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
       const int n = r.row.accelerators;
       const bool own = r.anchor_rule.rfind("same submitter", 0) == 0;
       const bool in = g == "all" || g == r.row.benchmark || (g == "N=9-64" && n > 8 && n <= 64) || (g == "N>64" && n > 64) ||
-                      (g == "anchor: same submitter" && own) || (g == "anchor: another submitter" && !own);
+                      (g == "anchor: same submitter" && own) || (g == "anchor: another submitter" && !own) ||
+                      g == "anchor: " + r.software;
       if (!in) continue;
       model.push_back(100 * std::abs(r.error()));
       curve.push_back(100 * std::abs(r.curve_error()));
@@ -208,6 +236,7 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
       s.row = target;
       s.anchor = anchor;
       s.anchor_rule = tg.rule;
+      s.software = software_match(target, anchor);
       s.kind = pt.kind;
       s.layout = pt.estimate.layout.describe();
       s.anchor_layout = pa.estimate.layout.describe();

@@ -18,10 +18,23 @@
 
 namespace sp::calibration {
 
+/// The software releases a framework column names: its year.month tokens ("NGC Pytorch 24.09,
+/// NVIDIA Nemo 24.09" -> {"24.09"}; "PyTorch NVIDIA Release 22.09 or 22.04" -> {"22.04", "22.09"}),
+/// sorted, without repeats; none where it states no release ("maxdiffusion", "NVIDIA PyTorch/DGL").
+std::vector<std::string> software_releases(const std::string& framework);
+
+/// Whether a row and its anchor ran the same software: "same release" where their releases share
+/// one, "another release" where both state releases and share none, "release not stated" where
+/// either states none. The anchoring cancels the software level only where it is the same; a
+/// release of another half-year can be faster or slower by itself (NVIDIA's containers change
+/// kernels and fusions from one to the next), which no scaling mechanism can see.
+std::string software_match(const MlperfResult& row, const MlperfResult& anchor);
+
 struct ScalingRow {
   MlperfResult row;     // the multi-node row predicted
   MlperfResult anchor;  // the row whose published time it starts from
   std::string anchor_rule;  // how the anchor was chosen (choose_anchor)
+  std::string software;     // software_match(row, anchor)
   std::string kind;
   std::string layout, anchor_layout;  // what the model ran at each
   double model_min = 0, model_anchor_min = 0;  // the model's expected scores, fold calibration
@@ -50,7 +63,7 @@ struct ScalingRow {
 };
 
 struct ScalingSummary {
-  std::string group;  // a benchmark, a scale range ("N=9-64", "N>64") or "all"
+  std::string group;  // a benchmark, a scale range ("N=9-64", "N>64"), the anchor's kind or "all"
   int rows = 0;
   double median = 0, p90 = 0, max = 0;              // |error| of the model, %
   double curve_median = 0, curve_p90 = 0;           // the throughput curve, %
@@ -83,7 +96,8 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
                                const PlatformCatalog& platforms,
                                const std::function<void(const std::string&)>& progress = {});
 
-/// Median, p90 and max of |errors| in % by benchmark, by scale range and overall.
+/// Median, p90 and max of |errors| in % by benchmark, by scale range, by the anchor's submitter
+/// and software release (ScalingRow::software) and overall.
 std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& rows);
 
 }  // namespace sp::calibration

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "calibration/mlperf/scaling_validation.hpp"
 #include "sim/cli/commands.hpp"
@@ -17,7 +18,10 @@ namespace sp::cli {
 namespace {
 
 output::Table rows_table(const calibration::ScalingReport& rep) {
-  std::vector<std::string> bench, system, kind, anchor, rule, layout, anchor_layout;
+  std::vector<std::string> bench, system, kind, anchor, rule, layout, anchor_layout, release, anchor_release, software;
+  const auto releases = [](const calibration::MlperfResult& r) {
+    return fmt::format("{}", fmt::join(calibration::software_releases(r.framework), "+"));
+  };
   output::Column n = output::number_column("accelerators", "count", "N", true), nodes = output::number_column("nodes", "count", "", true);
   output::Column gbs = output::number_column("global_batch", "samples", "", true);
   output::Column pub = output::number_column("published_min", "min", "the published score");
@@ -46,6 +50,9 @@ output::Table rows_table(const calibration::ScalingReport& rep) {
     kind.push_back(r.kind);
     anchor.push_back(r.anchor.submitter + " " + r.anchor.system_name);
     rule.push_back(r.anchor_rule);
+    release.push_back(releases(r.row));
+    anchor_release.push_back(releases(r.anchor));
+    software.push_back(r.software);
     layout.push_back(r.layout);
     anchor_layout.push_back(r.anchor_layout);
     n.values.push_back(r.row.accelerators);
@@ -73,7 +80,10 @@ output::Table rows_table(const calibration::ScalingReport& rep) {
   t.columns = {output::text_column("benchmark", "", bench), output::text_column("system", "", system),
                output::text_column("kind", "catalog kind", kind), n, nodes, gbs, pub,
                output::text_column("anchor", "the row whose published time the prediction starts from", anchor),
-               output::text_column("anchor_rule", "how the anchor was chosen", rule), an, apub, model, amodel, pred, err,
+               output::text_column("anchor_rule", "how the anchor was chosen", rule),
+               output::text_column("release", "the software releases the row's framework names (empty: none)", release),
+               output::text_column("anchor_release", "the same for the anchor", anchor_release),
+               output::text_column("anchor_software", "same release, another release or release not stated", software), an, apub, model, amodel, pred, err,
                curve, curve_err, perfect, perfect_err, logged, alogged, logged_err, sp_pub, sp_pred,
                output::text_column("layout", "", layout),
                output::text_column("anchor_layout", "", anchor_layout)};

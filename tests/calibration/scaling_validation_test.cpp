@@ -2,6 +2,7 @@
 // it is compared with, and the summaries.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 
 #include "calibration/mlperf/scaling_validation.hpp"
@@ -117,6 +118,51 @@ TEST(ScalingValidation, SummariesByBenchmarkScaleAndAll) {
   EXPECT_NEAR(rep.summary("anchor: same submitter").median, 15.0, 1e-9);
   EXPECT_EQ(rep.summary("anchor: another submitter").rows, 1);
   EXPECT_NEAR(rep.summary("anchor: another submitter").median, 4.0, 1e-9);
+}
+
+TEST(ScalingValidation, ReleasesAreTheFrameworksYearMonthTokens) {
+  // As v4.1's rows write them (mlcommons/training_results_v4.1, systems/*.json framework).
+  using V = std::vector<std::string>;
+  EXPECT_EQ(software_releases("NGC Pytorch 24.09, NGC HugeCTR 24.09, NVIDIA Nemo 24.09"), V{"24.09"});
+  EXPECT_EQ(software_releases("PyTorch NVIDIA Release 22.09 or 22.04"), (V{"22.04", "22.09"}));
+  EXPECT_EQ(software_releases("PyTorch, Merlin HugeCTR, NeMo Framework, DGL NVIDIA Release 24.09; PyTorch NVIDIA Release 23.09"),
+            (V{"23.09", "24.09"}));
+  EXPECT_EQ(software_releases("NVIDIA PyTorch/MxNeti/DGL"), V{});
+  EXPECT_EQ(software_releases("maxdiffusion"), V{});
+  // Not a release: a month 13, a version's inner part, a token glued to letters, a bare year.
+  EXPECT_EQ(software_releases("jax 24.13, python 3.10.12, cuda12.04, v24.09, 2024"), V{});
+  EXPECT_EQ(software_releases("23.04"), V{"23.04"});
+}
+
+TEST(ScalingValidation, AnchorSoftwareIsTheSameReleaseOnlyWhenTheyShareOne) {
+  MlperfResult a = row(1, "X", 8, 1, 10.0), b = row(2, "Y", 8, 2, 5.0);
+  a.framework = "PyTorch NVIDIA Release 24.09; PyTorch NVIDIA Release 23.09";
+  b.framework = "PyTorch NVIDIA Release 23.09";
+  EXPECT_EQ(software_match(b, a), "same release");
+  b.framework = "PyTorch NVIDIA Release 24.04";
+  EXPECT_EQ(software_match(b, a), "another release");
+  b.framework = "NVIDIA PyTorch/MxNeti/DGL";
+  EXPECT_EQ(software_match(b, a), "release not stated");
+  EXPECT_EQ(software_match(a, b), "release not stated");
+
+  // The summaries group by it: errors 10 % (same), 20 % and 30 % (another), 40 % (not stated).
+  std::vector<ScalingRow> rows(4);
+  const std::array<const char*, 4> software = {"same release", "another release", "another release", "release not stated"};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    rows[i].row = row(static_cast<int>(i) + 2, "X", 8, 2, 10.0);
+    rows[i].anchor = a;
+    rows[i].predicted_min = 10.0 * (1 + 0.1 * static_cast<double>(i + 1));
+    rows[i].curve_min = rows[i].perfect_min = 10.0;
+    rows[i].software = software[i];
+  }
+  ScalingReport rep;
+  rep.summaries = summarise_scaling(rows);
+  EXPECT_EQ(rep.summary("anchor: same release").rows, 1);
+  EXPECT_NEAR(rep.summary("anchor: same release").median, 10.0, 1e-9);
+  EXPECT_EQ(rep.summary("anchor: another release").rows, 2);
+  EXPECT_NEAR(rep.summary("anchor: another release").max, 30.0, 1e-9);
+  EXPECT_EQ(rep.summary("anchor: release not stated").rows, 1);
+  EXPECT_NEAR(rep.summary("anchor: release not stated").median, 40.0, 1e-9);
 }
 
 TEST(ScalingValidation, TheErrorAtLoggedConvergenceTakesBothRowsOwnConvergence) {
