@@ -1,10 +1,12 @@
 #include "sim/config/loader.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <variant>
 
@@ -55,7 +57,52 @@ int second_document_line(const std::string& text) {
   return 0;
 }
 
+// Where, 1-based, text[at] stands.
+SourceLocation location_in(const std::string& text, std::size_t at, const std::string& label) {
+  const std::size_t line_start = text.rfind('\n', at == 0 ? 0 : at - 1);
+  const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+  const int column = static_cast<int>(at - (line_start == std::string::npos || at == 0 ? 0 : line_start + 1)) + 1;
+  return SourceLocation{label, line, column};
+}
+
+// Where a flow collection ([...] or {...}) opens deeper than kMaxNesting, or npos. yaml-cpp 0.7
+// parses such nesting by recursion and reports only "bad file" (at 100,000 levels); no scenario
+// nests a dozen. Brackets inside quoted scalars and comments do not count; should the scan
+// misread a quote, it counts fewer, and yaml-cpp still has the last word.
+std::size_t too_deep_flow(const std::string& text) {
+  int depth = 0;
+  char quote = 0;
+  bool comment = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (comment) {
+      comment = c != '\n';
+    } else if (quote) {
+      if (c == '\\' && quote == '"') ++i;  // an escape: the next character is the scalar's
+      else if (c == quote) quote = 0;
+    } else if ((c == '"' || c == '\'') && (i == 0 || std::strchr(" \t\n[{,:-", text[i - 1]))) {
+      quote = c;  // a quoted scalar starts only where a scalar can: "Bob's" holds no quote
+    } else if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
+      comment = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxNesting) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
 YAML::Node parse_yaml(const std::string& text, const std::string& label) {
+  // yaml-cpp reads a NUL as an escape it does not know ("unknown escape character: \x0a").
+  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
+    throw InputError(location_in(text, nul, label), "", "holds a NUL byte: not a text file",
+                     "YAML is UTF-8 text; was a binary file named?");
+  }
+  if (const std::size_t deep = too_deep_flow(text); deep != std::string::npos) {
+    throw InputError(location_in(text, deep, label), "",
+                     "nested more than " + std::to_string(kMaxNesting) + " levels deep");
+  }
   try {
     // A second document would be ignored: say so rather than drop it. An empty one holds nothing.
     if (const int line = second_document_line(text)) {
@@ -298,6 +345,11 @@ std::vector<ConfigNode> load_json_lines(const std::string& text, const std::stri
     // Padded with the lines before it, so that the parser's line numbers are the file's.
     ConfigNode row = load_string(std::string(n - 1, '\n') + line, name);
     if (!row.is_map()) row.fail("expected one JSON object per line");
+    // JSON leaves a repeated name's meaning to the reader (RFC 8259, 4); yaml-cpp keeps the first.
+    std::set<std::string> names;
+    for (const auto& [key, value] : row.entries()) {
+      if (!names.insert(key).second) value.fail("duplicate key");
+    }
     out.push_back(std::move(row));
   }
   return out;

@@ -89,6 +89,27 @@ TEST(ConfigNode, YamlSyntaxErrorsAreLocated) {
   EXPECT_NE(e.message().find("YAML syntax error"), std::string::npos);
 }
 
+TEST(ConfigNode, ANulByteIsNamedWhereItStands) {
+  // yaml-cpp said "unknown escape character: \x0a" of a NUL (a binary file named by mistake).
+  const InputError e = error_of([] { load_string(std::string("name: x\nseed: 1\x00\n", 18), "n.yaml"); });
+  EXPECT_EQ(e.where().line, 2);
+  EXPECT_EQ(e.where().column, 8);
+  EXPECT_EQ(e.message(), "holds a NUL byte: not a text file");
+}
+
+TEST(ConfigNode, FlowNestingBeyondAHundredLevelsIsRefusedAtItsBracket) {
+  // 101 brackets on line 2: the 101st (column 4 + 100) is the one too deep; yaml-cpp said "bad file"
+  // of 100,000. A hundred still parse, and brackets in quotes or comments do not count.
+  const InputError e = error_of([] { load_string("a: 1\nb: " + std::string(101, '[') + std::string(101, ']') + "\n", "d.yaml"); });
+  EXPECT_EQ(e.where().line, 2);
+  EXPECT_EQ(e.where().column, 104);
+  EXPECT_EQ(e.message(), "nested more than 100 levels deep");
+  EXPECT_NO_THROW(load_string("b: " + std::string(100, '[') + std::string(100, ']') + "\n", "d.yaml"));
+  EXPECT_NO_THROW(load_string("q: \"" + std::string(200, '[') + "\\\"\"  # " + std::string(200, '{') +
+                                  "\nr: it's " + std::string(5, '[') + "\n",
+                              "d.yaml"));
+}
+
 TEST(ConfigNode, RangeChecks) {
   const ConfigNode root = load_string("n: 0\nf: 1.5\nb: yes-ish\nneg: \"-2 us\"\n", "r.yaml");
   EXPECT_EQ(error_of([&] { root.at("n").as_positive_int(); }).message(), "must be at least 1, got 0");
