@@ -1,5 +1,7 @@
 #include "calibration/transformer/transformer_validation.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "models/training/memory.hpp"
@@ -81,8 +83,17 @@ std::vector<TransformerRun> validate_transformers(const config::CsvTable& t, con
     if (!measured || !(*measured > 0)) t.fail(row, "measured_iteration_s", "needs a time in seconds above 0");
     r.measured_s = *measured;
     r.accelerators = static_cast<int>(count(t, row, "accelerators"));
-    const models::Workload w =
-        models::parse_workload(config::load_string(workload_yaml(t, row), fmt::format("{}:{}", t.file(), t.line(row))));
+    // The row's dimensions become a workload description; what that refuses is the row's column
+    // (transformer.heads -> heads), located at the row, not at the generated text's line.
+    std::optional<models::Workload> parsed;
+    try {
+      parsed = models::parse_workload(config::load_string(workload_yaml(t, row), t.file()));
+    } catch (const InputError& e) {
+      const std::string key = e.key().rfind("transformer.", 0) == 0 ? e.key().substr(12) : e.key();
+      const std::string column = t.has_column(key) ? key : e.key();
+      t.fail(row, column, e.message() + (e.hint().empty() ? "" : " (" + e.hint() + ")"));
+    }
+    const models::Workload& w = *parsed;
     models::ParallelSpec spec;
     spec.tensor = static_cast<int>(count(t, row, "tensor"));
     spec.pipeline = static_cast<int>(count(t, row, "pipeline"));

@@ -50,6 +50,13 @@ TEST(TransformerValidation, ABadCellIsNamed) {
   bad.replace(0, bad.find(",8,4,4,"), "22B,48,6144,64,24576,51200,2048,8,1,1");
   bad.replace(bad.find(",8,4,4,"), 7, ",8,3,4,");  // 3 samples are not micro-batches of 4
   EXPECT_NE(input_error_message([&] { run(bad); }).find("no layout"), std::string::npos);
+  // What the workload parser refuses is the row's column, at the row: 7 heads do not divide a
+  // hidden size of 6144 (the message read "runs.csv:2:10:48: transformer.heads: ...", the generated
+  // description's line and column after the row's).
+  bad = good;
+  bad.replace(bad.find(",64,"), 4, ",7,");
+  const std::string heads = input_error_message([&] { run(bad); });
+  EXPECT_EQ(heads.rfind("runs.csv:2: heads: must divide hidden", 0), 0u) << heads;
   const models::Catalog catalog(std::filesystem::path(SP_SOURCE_DIR) / "models");
   EXPECT_NE(input_error_message([&] {
               validate_transformers(config::CsvTable("model,layers\nx,1\n", "runs.csv"), load_platform("dgx_a100", catalog),
