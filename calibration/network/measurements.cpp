@@ -324,8 +324,19 @@ std::vector<Measurement> parse_osu(const std::string& text, const std::string& n
       continue;
     }
     const std::vector<std::string> f = data_fields(lines[i]);
-    if (op.empty() || f.size() < 2 ||
-        !std::all_of(f.begin(), f.end(), [](const std::string& s) { return number(s).has_value(); })) {
+    if (op.empty() || f.size() < 2) continue;
+    if (!std::all_of(f.begin(), f.end(), [](const std::string& s) { return number(s).has_value(); })) {
+      // A size followed by numbers written as numbers, one of them nan, inf or out of a double's
+      // range: a data row whose measurement failed, which is not to be passed over as chatter.
+      const auto written = [](const std::string& s) {
+        char* end = nullptr;
+        std::strtod(s.c_str(), &end);
+        return !s.empty() && *end == '\0';
+      };
+      if (is_uint(f[0]) && std::all_of(f.begin() + 1, f.end(), written)) {
+        fail(name, ln, "OSU data row of " + f[0] + " B: \"" + f[1] + "\" is not a finite " +
+                           (bandwidth ? "bandwidth" : "latency"));
+      }
       continue;  // warnings, rank chatter
     }
     const double bytes = *number(f[0]), value = *number(f[1]);

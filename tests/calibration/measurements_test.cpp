@@ -265,6 +265,16 @@ TEST(Measurements, OsuBandwidthToTimeByHand) {
   EXPECT_EQ(m[0].ranks, 2);
 }
 
+TEST(Measurements, OsuRowWhoseTimeIsNotFiniteIsNamedNotSkipped) {
+  // "1024  nan": a measurement that failed, not chatter; it used to vanish from the fit unseen.
+  for (const char* value : {"nan", "inf", "1e400"}) {
+    const std::string text = std::string("# OSU MPI Bandwidth Test v7.5\n# Size      Bandwidth (MB/s)\n1   2.50\n1024   ") +
+                             value + "\n";
+    EXPECT_EQ(input_error_message([&] { parse_measurements(text, "osu_bw.txt"); }),
+              std::string("osu_bw.txt:4: OSU data row of 1024 B: \"") + value + "\" is not a finite bandwidth");
+  }
+}
+
 TEST(Measurements, ScalepointBenchCsv) {
   const char* text = R"csv(# scalepoint-bench --out bench.csv
 # mpi: Open MPI v4.1.5, package: Open MPI builder Distribution, ident: 4.1.5, repo rev: v4.1.5, Feb 23, 2023
