@@ -20,8 +20,9 @@ constexpr double kMostIndexed = 1 << 30;
 void read_device_line(const std::string& line, const std::string& file, int number, ComputeMeasurements& into) {
   if (line.rfind("# device 0: ", 0) != 0) return;
   into.device = line.substr(12, line.find(',') - 12);
+  static const std::regex kSms(R"((\d+) SMs)");
   std::smatch m;
-  if (std::regex_search(line, m, std::regex(R"((\d+) SMs)"))) {
+  if (std::regex_search(line, m, kSms)) {
     // The largest GPUs have a few hundred SMs; a count beyond 10^5 is a damaged line.
     const std::optional<std::int64_t> sms = config::parse_plain_integer(m[1]);
     if (!sms || *sms < 1 || *sms > 100'000) {
