@@ -1,14 +1,23 @@
+// Builds one training step's graph (step_graph.hpp): the layer instances and their compute, their
+// placement on pipeline stages, each stage's micro-batches in pipeline order, the gradient buckets
+// and their data-parallel reduction, the optimizer, and what the evaluation and the stragglers need
+// of the slowest stage. One layer's pass and its communication are in step_graph_layers.cpp.
 #include "models/step/step_graph.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <map>
-#include <tuple>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "models/compute/compute_model.hpp"
+#include "models/hardware/kernel_costs.hpp"
 #include "models/step/buckets.hpp"
 #include "models/step/pipeline_schedule.hpp"
+#include "models/step/step_graph_builder.hpp"
 #include "sim/core/error.hpp"
 
 namespace sp::models {
@@ -38,195 +47,13 @@ const char* phase_name(Phase p) {
   return "?";
 }
 
+namespace detail {
 namespace {
-
-struct Instance {
-  const LayerGroup* layer = nullptr;
-  std::string name;
-  LayerCompute compute;
-  double trainable = 0;  // parameters whose gradients this rank reduces (after TP)
-  Duration attention_forward;  // its attention ops' forward: what selective recompute runs again
-  Duration attention_memory_bound;  // of which streaming (unfused attention's element-wise kernels)
-};
-
-class Builder {
- public:
-  Builder(const Workload& w, const Platform& p, const ParallelLayout& lay) : w_(w), p_(p), lay_(lay) {}
-
-  StepGraph build();
-
- private:
-  std::uint32_t add(GraphOp op) {
-    g_.ops.push_back(std::move(op));
-    return static_cast<std::uint32_t>(g_.ops.size() - 1);
-  }
-  // The communication of `op` over `group` (memoised: layers repeat the same collectives).
-  int comm(const Group& group, CollectiveOp op, Bytes bytes);
-  int transfer(Bytes bytes);  // to a pipeline neighbour
-  std::uint32_t comm_op(Phase phase, StreamKind stream, int stage, int layer, int mb, int c,
-                        std::vector<std::uint32_t> deps) {
-    GraphOp o;
-    o.phase = phase;
-    o.stream = stream;
-    o.stage = stage;
-    o.layer = layer;
-    o.micro_batch = mb;
-    o.comm = c;
-    o.work = select_time_[static_cast<std::size_t>(c)];
-    o.deps = std::move(deps);
-    return add(std::move(o));
-  }
-  // Full recompute reruns a checkpointed layer's forward before its backward.
-  bool reruns_forward(const LayerGroup& l) const { return lay_.recompute == Recompute::full && l.checkpointed; }
-  // The layer's TP all-gather and reduce-scatter (comm ids), -1 where it has none; without
-  // sequence parallelism no all-gather, and an all-reduce of the same tensor in the reduce-scatter's place.
-  std::pair<int, int> tp_comms(const LayerGroup& l) {
-    if (lay_.tp <= 1 || !(l.tp_tensor.value() > 0)) return {-1, -1};
-    const Bytes tensor = l.tp_tensor * (static_cast<double>(lay_.micro_batch) / lay_.cp);
-    if (!lay_.sequence_parallel) return {-1, comm(lay_.tp_group, CollectiveOp::all_reduce, tensor)};
-    return {comm(lay_.tp_group, CollectiveOp::all_gather, tensor), comm(lay_.tp_group, CollectiveOp::reduce_scatter, tensor)};
-  }
-  // The TP communication an evaluation's forward of the layer waits for, as runs on its stream
-  // before and after its compute: all of it where TP does not overlap compute; the all-gathers
-  // alone where the overlap needs gradients enabled (ParallelLayout::evaluation_overlaps_all_gathers).
-  // Closed-form times at every fidelity (the evaluation is not replayed on the links).
-  struct EvaluationComm {
-    std::vector<KernelRun> before, after;
-  };
-  EvaluationComm evaluation_comm(const LayerGroup& l) {
-    const auto [ag, rs] = tp_comms(l);
-    if (rs < 0 || (lay_.overlap_tensor_parallel && lay_.evaluation_overlaps_all_gathers)) return {};
-    EvaluationComm c;
-    if (ag >= 0) c.before.push_back({static_cast<double>(l.tp_all_gathers), select_time_[static_cast<std::size_t>(ag)]});
-    if (!lay_.overlap_tensor_parallel) {
-      c.after.push_back({static_cast<double>(l.tp_reduce_scatters), select_time_[static_cast<std::size_t>(rs)]});
-    }
-    return c;
-  }
-  // One micro-batch's evaluation forward of the stage holding `ks`: its compute as training
-  // counts it, and what it waits for besides: the communication above and, where the evaluation
-  // dispatches eagerly, the host (models/compute/launch.hpp), from an idle host and device.
-  MicroBatchForward evaluation_forward(const std::vector<int>& ks) {
-    const Duration dispatch = w_.evaluation_costs.dispatch_per_kernel;
-    Duration compute, tp_wait;
-    IssueState issued;
-    for (int k : ks) {
-      const Instance& in = inst_[static_cast<std::size_t>(k)];
-      compute += in.compute.forward.time;
-      const EvaluationComm c = evaluation_comm(*in.layer);
-      for (const KernelRun& r : c.before) tp_wait += scale(r.each, r.count);
-      for (const KernelRun& r : c.after) tp_wait += scale(r.each, r.count);
-      issue(issued, c.before, dispatch);
-      issue(issued, in.compute.forward.runs, dispatch);
-      issue(issued, c.after, dispatch);
-    }
-    // Without a dispatch the stream is the sum (exact, where the runs' rounding is not).
-    if (dispatch == Duration::zero()) return {compute, tp_wait};
-    return {compute, max(Duration::zero(), issued.device - compute)};
-  }
-  // One layer instance's pass for one micro-batch: its compute with the TP and CP communication
-  // around or beside it; returns the ops the next layer waits for.
-  std::vector<std::uint32_t> layer_pass(int stage, int k, int mb, bool forward, std::vector<std::uint32_t> after);
-
-  const Workload& w_;
-  const Platform& p_;
-  const ParallelLayout& lay_;
-  StepGraph g_;
-  std::vector<Instance> inst_;
-  std::vector<Duration> select_time_;
-  std::map<std::tuple<const Group*, int, double>, int> memo_;
-  std::vector<std::uint32_t> last_compute_;  // per stage: the compute op just added
-};
-
-int Builder::comm(const Group& group, CollectiveOp op, Bytes bytes) {
-  const auto key = std::make_tuple(&group, static_cast<int>(op), bytes.value());
-  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-  const Selected s = select_collective(p_, group, op, bytes);
-  g_.comms.push_back(GraphComm{s.terms, bytes, group.top_tier(), group,
-                               collective_memory_time(p_, s.terms.algorithm, op, group.ranks(), bytes)});
-  select_time_.push_back(s.time);
-  const int id = static_cast<int>(g_.comms.size() - 1);
-  memo_.emplace(key, id);
-  return id;
-}
-
-int Builder::transfer(Bytes bytes) {
-  static const Group* const kPair = nullptr;  // memo key for pipeline transfers
-  const auto key = std::make_tuple(kPair, -1, bytes.value());
-  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-  const Group pair = strided_group(p_.topology, lay_.pp_peer_stride, 2);
-  const std::size_t tier = pair.top_tier();
-  const Hop h = hop(p_, pair, Protocol::simple, tier);
-  CostTerms t;
-  t.op = CollectiveOp::broadcast;  // one sender, one receiver
-  t.combine = Combine::sum;
-  t.fixed = h.latency;
-  t.bandwidth.push_back(BandwidthTerm{p_.topology.tiers[tier].name, tier, 1.0, h.bandwidth});
-  g_.comms.push_back(GraphComm{t, bytes, tier, pair, collective_memory_time(p_, Algorithm::ring, t.op, 2, bytes)});
-  select_time_.push_back(t.time(bytes));
-  const int id = static_cast<int>(g_.comms.size() - 1);
-  memo_.emplace(key, id);
-  return id;
-}
-
-std::vector<std::uint32_t> Builder::layer_pass(int stage, int k, int mb, bool forward,
-                                               std::vector<std::uint32_t> after) {
-  const Instance& in = inst_[static_cast<std::size_t>(k)];
-  const LayerGroup& l = *in.layer;
-  if (!forward && !l.backward_pass) return after;  // a frozen stem: no backward at all
-  // Full recompute: a checkpointed layer's forward again, with its TP communication, right before
-  // its backward (Megatron's checkpointed layer); it counts as forward work.
-  if (!forward && reruns_forward(l)) after = layer_pass(stage, k, mb, true, after);
-  GraphOp c;
-  c.phase = forward ? Phase::forward : Phase::backward;
-  c.stage = stage;
-  c.layer = k;
-  c.micro_batch = mb;
-  c.work = forward ? in.compute.forward.time : in.compute.backward.time;
-  Duration memory_bound = forward ? in.compute.forward.memory_bound : in.compute.backward.memory_bound;
-  if (!forward && lay_.recompute == Recompute::selective) {
-    c.work += in.attention_forward;
-    memory_bound += in.attention_memory_bound;
-  }
-  if (c.work > Duration{}) c.memory_share = std::min(1.0, to_seconds(memory_bound) / to_seconds(c.work));
-  // Megatron with sequence parallelism: per pass, all-gathers before the column-parallel GEMMs
-  // and reduce-scatters after the row-parallel ones (backward swaps them).
-  const auto [ag, rs] = tp_comms(l);
-  int n_ag = 0, n_rs = 0, kv = -1;
-  if (rs >= 0) {
-    n_ag = ag < 0 ? 0 : forward ? l.tp_all_gathers : l.tp_reduce_scatters;
-    n_rs = forward ? l.tp_reduce_scatters : l.tp_all_gathers;
-  }
-  if (lay_.cp > 1 && l.cp_exchange.value() > 0) {  // ring attention passes K and V round the CP ranks
-    const Bytes bytes = l.cp_exchange * (static_cast<double>(lay_.micro_batch) / lay_.tp);
-    kv = comm(lay_.cp_group, forward ? CollectiveOp::all_gather : CollectiveOp::reduce_scatter, bytes);
-  }
-  std::vector<std::uint32_t> next;
-  const auto tp_ops = [&](int id, int count, std::vector<std::uint32_t> deps) {
-    std::uint32_t last = 0;
-    for (int i = 0; i < count; ++i) last = comm_op(Phase::tp_comm, StreamKind::tp, stage, k, mb, id, deps);
-    return last;  // the stream runs them in order: the last one ends last
-  };
-  if (kv >= 0) next.push_back(comm_op(Phase::cp_comm, StreamKind::cp, stage, k, mb, kv, after));
-  if (rs >= 0 && !lay_.overlap_tensor_parallel) {
-    std::vector<std::uint32_t> d = after;
-    if (n_ag > 0) d = {tp_ops(ag, n_ag, after)};
-    c.deps = d;
-    last_compute_[static_cast<std::size_t>(stage)] = add(std::move(c));
-    const std::uint32_t computed = last_compute_[static_cast<std::size_t>(stage)];
-    next.push_back(n_rs > 0 ? tp_ops(rs, n_rs, {computed}) : computed);
-    return next;
-  }
-  c.deps = after;
-  last_compute_[static_cast<std::size_t>(stage)] = add(std::move(c));
-  next.push_back(last_compute_[static_cast<std::size_t>(stage)]);
-  if (n_ag > 0) next.push_back(tp_ops(ag, n_ag, after));
-  if (n_rs > 0) next.push_back(tp_ops(rs, n_rs, after));
-  return next;
-}
 
 // Dependencies on another stage's pipeline send, resolved once every op exists.
 constexpr std::uint32_t kPending = 0x80000000u;
+
+}  // namespace
 
 StepGraph Builder::build() {
   const Shard shard = shard_of(w_, lay_);
@@ -433,10 +260,10 @@ StepGraph Builder::build() {
   return std::move(g_);
 }
 
-}  // namespace
+}  // namespace detail
 
 StepGraph build_step_graph(const Workload& w, const Platform& p, const ParallelLayout& lay) {
-  return Builder(w, p, lay).build();
+  return detail::Builder(w, p, lay).build();
 }
 
 }  // namespace sp::models
