@@ -1,8 +1,13 @@
 // Closed-form cost terms of each collective algorithm on a tiered topology. Notation: p ranks,
 // n bytes, f_t the group's fan-out at tier t, B_t the effective per-accelerator bandwidth of
 // tier t (line rate x ring efficiency x protocol factor), a_t the protocol's step latency there.
+// What the terms come to for n bytes, and what the other models ask of a collective without
+// building its terms, are in cost_terms.cpp.
 #include <algorithm>
-#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "models/collective/collective.hpp"
 
@@ -305,83 +310,10 @@ bool protocol_allowed(Algorithm a, Protocol p) {
 
 }  // namespace
 
-double placed_leaf_crossing(Algorithm a, double units, double on_leaf) {
-  if (!(on_leaf > 0) || on_leaf >= units) return 0;  // none of the group here, or all of it
-  if (a == Algorithm::ring || a == Algorithm::hierarchical || a == Algorithm::sharp) return 1.0;
-  return on_leaf * (units - on_leaf) / units;
-}
-
-double bus_factor(CollectiveOp op, int ranks) {
-  switch (op) {
-    case CollectiveOp::all_reduce: return 2.0 * (ranks - 1) / ranks;
-    case CollectiveOp::reduce_scatter:
-    case CollectiveOp::all_gather:
-    case CollectiveOp::all_to_all: return static_cast<double>(ranks - 1) / ranks;
-    case CollectiveOp::broadcast: return 1.0;
-  }
-  return 1.0;
-}
-
-Duration collective_memory_time(const Platform& p, Algorithm algorithm, CollectiveOp op, int ranks, Bytes bytes) {
-  if (ranks < 2 || !(p.accelerator.memory_bandwidth.value() > 0)) return Duration{};
-  const bool in_network = algorithm == Algorithm::nvls || algorithm == Algorithm::sharp;
-  const double per_byte = !in_network                         ? p.collective_memory_traffic * bus_factor(op, ranks)
-                          : op == CollectiveOp::all_reduce ? 2.0
-                                                           : 1.0 + 1.0 / ranks;
-  return bytes * per_byte / p.accelerator.memory_bandwidth;
-}
-
-Duration CostTerms::latency_total() const {
-  Duration d = fixed;
-  for (const LatencyTerm& l : latency) d += scale(l.per_step, l.steps);
-  return d;
-}
-
-int dbt_parent(int tree, int i, int nodes) {
-  if (tree == 0) return i == 0 ? -1 : (i - 1) / 2;
-  const int m = nodes - 1 - i;
-  return m == 0 ? -1 : nodes - 1 - (m - 1) / 2;
-}
-
-double dbt_max_load(int nodes) {
-  // Counted by hand on the heap and its mirror (tests/models/fidelity_test.cpp checks these
-  // against a brute-force count up to 2,000 vertices): two vertices exchange one half each way;
-  // with three or four every vertex sends at most three halves; from five on some vertex has two
-  // children and a parent in one tree and a parent in the other: four halves.
-  if (nodes < 2) return 0;
-  if (nodes == 2) return 1.0;
-  if (nodes <= 4) return 1.5;
-  return 2.0;
-}
-
 Hop hop(const Platform& platform, const Group& group, Protocol protocol, std::size_t tier) {
   const ProtocolCosts& proto = platform.costs(protocol);
   const Ctx c{platform, group, proto, group.top_tier(), group.ranks()};
   return Hop{c.bw(tier) * c.below(static_cast<int>(tier) - 1), c.alpha(tier)};
-}
-
-Duration CostTerms::time(Bytes n) const {
-  Duration data;
-  if (combine == Combine::ring) {
-    Duration average;
-    for (const BandwidthTerm& b : bandwidth) {
-      const Duration d = n * b.bytes_factor / b.bandwidth;
-      average += scale(d, b.weight);
-      data = max(data, d);
-    }
-    return fixed + max(latency_total() - fixed + average, data);
-  }
-  for (const BandwidthTerm& b : bandwidth) {
-    const Duration d = n * b.bytes_factor / b.bandwidth;
-    data = combine == Combine::max ? max(data, d) : data + d;
-  }
-  Duration fill;
-  if (fill_per_byte != 0) {
-    const double piece = n.value() / pieces;
-    const double c = piece / std::ceil(piece / chunk.value());
-    fill = seconds(c * fill_per_byte);
-  }
-  return latency_total() + data + fill;
 }
 
 std::optional<CostTerms> cost_terms(const Platform& platform, const Group& group, CollectiveOp op,
