@@ -19,8 +19,7 @@ CsvTable::CsvTable(const std::string& input, std::string file) : file_(std::move
       std::string_view(input).substr(std::string_view(input).starts_with(bom) ? bom.size() : 0);
   // A NUL is no text: a name read up to it would be another name than the file holds.
   if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
-    const int at = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n'));
-    throw InputError(SourceLocation{file_, at, 0}, "", "holds a NUL byte; a CSV file is text");
+    throw InputError(location_in(text, nul, file_), "", "holds a NUL byte; a CSV file is text");
   }
   std::vector<std::string> row;
   std::string field;

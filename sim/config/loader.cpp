@@ -10,6 +10,8 @@
 #include <sstream>
 #include <variant>
 
+#include <yaml-cpp/depthguard.h>
+
 #include "sim/config/config_impl.hpp"
 
 namespace sp::config {
@@ -57,51 +59,21 @@ int second_document_line(const std::string& text) {
   return 0;
 }
 
-// Where, 1-based, text[at] stands.
-SourceLocation location_in(const std::string& text, std::size_t at, const std::string& label) {
-  const std::size_t line_start = text.rfind('\n', at == 0 ? 0 : at - 1);
-  const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
-  const int column = static_cast<int>(at - (line_start == std::string::npos || at == 0 ? 0 : line_start + 1)) + 1;
-  return SourceLocation{label, line, column};
-}
-
-// Where a flow collection ([...] or {...}) opens deeper than kMaxNesting, or npos. yaml-cpp 0.7
-// parses such nesting by recursion and reports only "bad file" (at 100,000 levels); no scenario
-// nests a dozen. Brackets inside quoted scalars and comments do not count; should the scan
-// misread a quote, it counts fewer, and yaml-cpp still has the last word.
-std::size_t too_deep_flow(const std::string& text) {
-  int depth = 0;
-  char quote = 0;
-  bool comment = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (comment) {
-      comment = c != '\n';
-    } else if (quote) {
-      if (c == '\\' && quote == '"') ++i;  // an escape: the next character is the scalar's
-      else if (c == quote) quote = 0;
-    } else if ((c == '"' || c == '\'') && (i == 0 || std::strchr(" \t\n[{,:-", text[i - 1]))) {
-      quote = c;  // a quoted scalar starts only where a scalar can: "Bob's" holds no quote
-    } else if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
-      comment = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxNesting) return i;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return std::string::npos;
+// Whether the text is UTF-16 or UTF-32 (with or without a byte-order mark, as YAML 1.2, 5.2
+// detects it from the first bytes): yaml-cpp decodes those, whose ASCII characters carry NULs.
+bool wide_encoding(const std::string& text) {
+  if (text.size() < 2) return false;
+  const auto b = [&](std::size_t i) { return i < text.size() ? static_cast<unsigned char>(text[i]) : 0x100u; };
+  if ((b(0) == 0xFE && b(1) == 0xFF) || (b(0) == 0xFF && b(1) == 0xFE)) return true;  // UTF-16 (or -32 LE) marks
+  if (b(0) == 0 && b(1) == 0 && (b(2) == 0xFE || b(2) == 0)) return true;           // UTF-32 BE
+  return (b(0) == 0) != (b(1) == 0);  // an ASCII first character in UTF-16 (or UTF-32 LE)
 }
 
 YAML::Node parse_yaml(const std::string& text, const std::string& label) {
-  // yaml-cpp reads a NUL as an escape it does not know ("unknown escape character: \x0a").
-  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
-    throw InputError(location_in(text, nul, label), "", "holds a NUL byte: not a text file",
-                     "YAML is UTF-8 text; was a binary file named?");
-  }
-  if (const std::size_t deep = too_deep_flow(text); deep != std::string::npos) {
-    throw InputError(location_in(text, deep, label), "",
-                     "nested more than " + std::to_string(kMaxNesting) + " levels deep");
+  // yaml-cpp reads a NUL in UTF-8 as an escape it does not know ("unknown escape character: \x0a").
+  if (const std::size_t nul = text.find('\0'); nul != std::string::npos && !wide_encoding(text)) {
+    throw InputError(location_in(text, nul, label), "", "holds a NUL byte; a YAML file is text",
+                     "was a binary file named?");
   }
   try {
     // A second document would be ignored: say so rather than drop it. An empty one holds nothing.
@@ -110,6 +82,13 @@ YAML::Node parse_yaml(const std::string& text, const std::string& label) {
                        "remove the '---' (or '...') and what follows, or merge it into the first");
     }
     return YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's guard against a stack overflow, which it words as "bad file". Its mark is where
+    // its scanner stands, which may be past the bracket that went too deep.
+    const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
+    throw InputError(SourceLocation{label, line, e.mark.is_null() ? 0 : e.mark.column + 1}, "",
+                     "nested " + std::to_string(e.depth()) + " levels deep, more than the YAML reader follows",
+                     "no scenario, platform or sweep nests more than a dozen");
   } catch (const YAML::Exception& e) {
     const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
     const int column = e.mark.is_null() ? 0 : e.mark.column + 1;
@@ -129,7 +108,7 @@ void resolve_includes(YAML::Node node, const fs::path& dir, const std::string& p
     const std::string key = path.size() > 60 ? path.substr(0, 60) + "..." : path;
     throw InputError(SourceLocation{file, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1}, key,
                      "nested more than " + std::to_string(kMaxNesting) + " levels deep",
-                     "does an alias (*name) stand inside the node it names?");
+                     "no scenario nests a dozen: does an alias (*name) stand inside the node it names?");
   }
   if (++ctx.nodes > kMaxYamlNodes) {
     throw InputError(SourceLocation{file, 0, 0}, "",
@@ -346,10 +325,7 @@ std::vector<ConfigNode> load_json_lines(const std::string& text, const std::stri
     ConfigNode row = load_string(std::string(n - 1, '\n') + line, name);
     if (!row.is_map()) row.fail("expected one JSON object per line");
     // JSON leaves a repeated name's meaning to the reader (RFC 8259, 4); yaml-cpp keeps the first.
-    std::set<std::string> names;
-    for (const auto& [key, value] : row.entries()) {
-      if (!names.insert(key).second) value.fail("duplicate key");
-    }
+    row.expect_unique_keys();
     out.push_back(std::move(row));
   }
   return out;

@@ -1,5 +1,6 @@
 #include "sim/core/error.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace sp {
@@ -11,6 +12,14 @@ std::string SourceLocation::str() const {
     if (column > 0) s += ':' + std::to_string(column);
   }
   return s;
+}
+
+SourceLocation location_in(std::string_view text, std::size_t offset, std::string file) {
+  const std::string_view before = text.substr(0, offset);
+  const std::size_t line_start = before.rfind('\n');
+  const int line = 1 + static_cast<int>(std::count(before.begin(), before.end(), '\n'));
+  const int column = 1 + static_cast<int>(line_start == std::string_view::npos ? offset : offset - line_start - 1);
+  return SourceLocation{std::move(file), line, column};
 }
 
 namespace {

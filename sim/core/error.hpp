@@ -30,6 +30,9 @@ struct SourceLocation {
   std::string str() const;
 };
 
+/// The location of byte `offset` of `text` (a file's contents): its 1-based line and column.
+SourceLocation location_in(std::string_view text, std::size_t offset, std::string file);
+
 class InputError : public std::runtime_error {
  public:
   /// `key` is the dotted key path ("platform.scale_out.nic_bandwidth"), empty for whole-file errors.

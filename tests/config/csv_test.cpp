@@ -19,7 +19,7 @@ TEST(Csv, AControlCharacterInACellIsShownNotPrinted) {
     const CsvTable nul(std::string("a\n\"x\ny\033z\0\"\n", 11), "c.csv");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "c.csv:3: holds a NUL byte; a CSV file is text");
+    EXPECT_STREQ(e.what(), "c.csv:3:4: holds a NUL byte; a CSV file is text");
   }
 }
 

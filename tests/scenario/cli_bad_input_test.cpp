@@ -130,7 +130,7 @@ TEST(Cli, HostileInputExitsWithTwoNotACrashAHangOrAWriteElsewhere) {
            (dir / "own.txt").string(),
        "--out: " + (dir / "own.txt").string() + " is also an input"},
       {"predict --out " + (dir / "p.csv").string() + " --systems " + file("nul.csv", systems + std::string("be\0rt", 5) + ",x,8,1,8,\n"),
-       "nul.csv:2: holds a NUL byte; a CSV file is text"},
+       "nul.csv:2:3: holds a NUL byte; a CSV file is text"},
       {"sweep --out " + (dir / "sw").string() + " " +
            file("self.yaml", "name: self\nbase: self.yaml\naxes:\n  - grid:\n      accelerators: [[8], [16]]\n"),
        "self.yaml:2:7: base: names this sweep file itself"},
