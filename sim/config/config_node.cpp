@@ -106,29 +106,37 @@ void ConfigNode::expect_only(std::initializer_list<std::string_view> allowed) co
   expect_only(std::vector<std::string>(allowed.begin(), allowed.end()));
 }
 
+// A bad key is reported where the key is written, not where its value is.
+void ConfigNode::fail_at_key(const YAML::Node& key_node, const std::string& message, const std::string& hint) const {
+  const std::string& key = key_node.Scalar();
+  const YAML::Mark m = key_node.Mark();
+  const std::string p = path_.empty() ? key : path_ + "." + key;
+  SourceLocation where = child(p).location();
+  if (where.line > 0 && !m.is_null()) {
+    where.line = m.line + 1;
+    where.column = m.column + 1;
+  }
+  throw InputError(where, p, message, hint);
+}
+
+void ConfigNode::expect_unique_keys() const {
+  std::set<std::string> seen;
+  for (const auto& kv : entries_checked()) {
+    if (!seen.insert(kv.first.Scalar()).second) fail_at_key(kv.first, "duplicate key", "");
+  }
+}
+
 void ConfigNode::expect_only(const std::vector<std::string>& names) const {
   std::set<std::string> seen;
   for (const auto& kv : entries_checked()) {
     const std::string& key = kv.first.Scalar();
-    // A bad key is reported where the key is written, not where its value is.
-    const auto fail_at_key = [&](const std::string& message, const std::string& hint) {
-      const YAML::Mark m = kv.first.Mark();
-      const std::string p = path_.empty() ? key : path_ + "." + key;
-      ConfigNode c = child(p);
-      SourceLocation where = c.location();
-      if (where.line > 0 && !m.is_null()) {
-        where.line = m.line + 1;
-        where.column = m.column + 1;
-      }
-      throw InputError(where, p, message, hint);
-    };
-    if (!seen.insert(key).second) fail_at_key("duplicate key", "");
+    if (!seen.insert(key).second) fail_at_key(kv.first, "duplicate key", "");
     if (std::find(names.begin(), names.end(), key) != names.end()) continue;
     const std::optional<std::string> guess = closest_match(key, names);
     std::string valid;
     for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
-    fail_at_key("unknown key", guess ? "did you mean '" + *guess + "'? valid keys: " + valid
-                                     : "valid keys: " + valid);
+    fail_at_key(kv.first, "unknown key", guess ? "did you mean '" + *guess + "'? valid keys: " + valid
+                                               : "valid keys: " + valid);
   }
 }
 

@@ -51,6 +51,8 @@ class ConfigNode {
   /// Rejects keys not in `allowed` (with a did-you-mean) and duplicate keys.
   void expect_only(std::initializer_list<std::string_view> allowed) const;
   void expect_only(const std::vector<std::string>& allowed) const;
+  /// Rejects duplicate keys alone, where any key is allowed (a measurement row's extra fields).
+  void expect_unique_keys() const;
 
   std::string as_string() const;
   /// A text that names an output folder or file: not empty, no slashes or control characters,
@@ -98,6 +100,7 @@ class ConfigNode {
  private:
   ConfigNode child(std::string path) const;
   std::vector<std::pair<YAML::Node, YAML::Node>> entries_checked() const;
+  [[noreturn]] void fail_at_key(const YAML::Node& key, const std::string& message, const std::string& hint) const;
   std::string scalar_text(std::string_view what) const;
 
   std::shared_ptr<const Impl> impl_;

@@ -150,9 +150,9 @@ TEST(ComputeMeasurements, RefusesDamagedDeviceLinesAndImpossibleRowsAtTheirLine)
   EXPECT_NE(message("{\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 8, \"n\": 8, \"k\": 8, \"ms\": 1e308}\n")
                 .find("ms: must be from 0.000001 ms"),
             std::string::npos);
-  // A name given twice is refused where the second stands (yaml-cpp kept the first silently).
+  // A name given twice is refused where the second one is written (yaml-cpp kept the first silently).
   EXPECT_EQ(message("\n{\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 8, \"n\": 8, \"k\": 8, \"ms\": 1, \"ms\": 9}\n"),
-            "bench.csv:2:74: ms: duplicate key");
+            "bench.csv:2:68: ms: duplicate key");
   ComputeMeasurements m;
   read_compute_measurements("\xEF\xBB\xBF# device 0: NVIDIA H100, compute capability 9.0, 132 SMs, 79.2 GiB\n" + header + row,
                             "bom.csv", m);
