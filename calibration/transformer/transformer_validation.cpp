@@ -8,6 +8,7 @@
 #include "models/workloads/workload.hpp"
 #include "sim/config/loader.hpp"
 #include "sim/core/error.hpp"
+#include "sim/output/manifest.hpp"
 
 namespace sp::calibration {
 
@@ -26,7 +27,7 @@ std::int64_t count(const config::CsvTable& t, std::size_t row, const char* colum
 // master weights and Adam.
 std::string workload_yaml(const config::CsvTable& t, std::size_t row) {
   return fmt::format(
-      "name: \"{model}\"\nmlperf_benchmark: \"\"\ndescription: \"{model} ({source})\"\nsample: sequence\n"
+      "name: {name}\nmlperf_benchmark: \"\"\ndescription: {description}\nsample: sequence\n"
       "precision: bf16\n"
       "gradient_bytes_per_parameter: \"4 B\"\n"      // fp32 main gradients (Megatron's mixed precision)
       "gradient_bucket: \"40 MB\"\n"
@@ -49,7 +50,9 @@ std::string workload_yaml(const config::CsvTable& t, std::size_t row) {
       "convergence: {{unit: samples, points: [{{global_batch: 1, mean: 1000000, stdev: 0, runs: 1, pruned: true}}]}}\n"
       "memory: {{weight_bytes_per_parameter: \"2 B\", optimizer_bytes_per_trainable_parameter: \"12 B\", reserved: \"4 GiB\"}}\n"
       "runs_per_result: 1\ntypical_global_batch: {{1: 1}}\n",
-      fmt::arg("model", t.cell(row, "model")), fmt::arg("source", t.cell(row, "source")),
+      // Quoted and escaped: a cell with a quote or backslash is the model's name, not YAML.
+      fmt::arg("name", output::yaml_quote(t.cell(row, "model"))),
+      fmt::arg("description", output::yaml_quote(t.cell(row, "model") + " (" + t.cell(row, "source") + ")")),
       fmt::arg("layers", count(t, row, "layers")), fmt::arg("hidden", count(t, row, "hidden")),
       fmt::arg("heads", count(t, row, "heads")), fmt::arg("ffn", count(t, row, "ffn")),
       fmt::arg("vocab", count(t, row, "vocabulary")), fmt::arg("seq", count(t, row, "sequence")));
@@ -90,8 +93,7 @@ std::vector<TransformerRun> validate_transformers(const config::CsvTable& t, con
       parsed = models::parse_workload(config::load_string(workload_yaml(t, row), t.file()));
     } catch (const InputError& e) {
       const std::string key = e.key().rfind("transformer.", 0) == 0 ? e.key().substr(12) : e.key();
-      const std::string column = t.has_column(key) ? key : e.key();
-      t.fail(row, column, e.message() + (e.hint().empty() ? "" : " (" + e.hint() + ")"));
+      throw InputError(SourceLocation{t.file(), t.line(row), 0}, t.has_column(key) ? key : e.key(), e.message(), e.hint());
     }
     const models::Workload& w = *parsed;
     models::ParallelSpec spec;

@@ -57,6 +57,8 @@ TEST(TransformerValidation, ABadCellIsNamed) {
   bad.replace(bad.find(",64,"), 4, ",7,");
   const std::string heads = input_error_message([&] { run(bad); });
   EXPECT_EQ(heads.rfind("runs.csv:2: heads: must divide hidden", 0), 0u) << heads;
+  // A quote or backslash in the model's name is its name, not YAML (it read "YAML syntax error").
+  EXPECT_EQ(run("\"22B \"\"big\"\" \\ x\"" + good.substr(3)).size(), 1u);
   const models::Catalog catalog(std::filesystem::path(SP_SOURCE_DIR) / "models");
   EXPECT_NE(input_error_message([&] {
               validate_transformers(config::CsvTable("model,layers\nx,1\n", "runs.csv"), load_platform("dgx_a100", catalog),
