@@ -68,8 +68,9 @@ std::vector<Measurement> parse_osu(const std::string& text, const std::string& n
         return !s.empty() && *end == '\0';
       };
       if (is_uint(f[0]) && std::all_of(f.begin() + 1, f.end(), written)) {
-        fail(name, ln, "OSU data row of " + f[0] + " B: \"" + f[1] + "\" is not a finite " +
-                           (bandwidth ? "bandwidth" : "latency"));
+        const auto bad = std::find_if(f.begin() + 1, f.end(), [](const std::string& s) { return !number(s); });
+        const std::string what = bad == f.begin() + 1 ? (bandwidth ? "bandwidth" : "latency") : "value";
+        fail(name, ln, "OSU data row of " + f[0] + " B: \"" + *bad + "\" is not a finite " + what);
       }
       continue;  // warnings, rank chatter
     }

@@ -273,6 +273,11 @@ TEST(Measurements, OsuRowWhoseTimeIsNotFiniteIsNamedNotSkipped) {
     EXPECT_EQ(input_error_message([&] { parse_measurements(text, "osu_bw.txt"); }),
               std::string("osu_bw.txt:4: OSU data row of 1024 B: \"") + value + "\" is not a finite bandwidth");
   }
+  // In OMB's full statistics the failed figure may be a later column: that one is quoted.
+  const char* full = "# OSU MPI Allreduce Latency Test v7.0\n# Size  Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations\n"
+                     "1024  17.97  17.50  nan  1000\n";
+  EXPECT_EQ(input_error_message([&] { parse_measurements(full, "osu_full.txt", given(std::nullopt, 4)); }),
+            "osu_full.txt:3: OSU data row of 1024 B: \"nan\" is not a finite value");
 }
 
 TEST(Measurements, ScalepointBenchCsv) {
