@@ -44,14 +44,17 @@ double scored_samples(const models::Workload& w, std::int64_t gbs) {
 }  // namespace
 
 std::vector<std::string> software_releases(const std::string& framework) {
-  // A release is YY.MM with a month 01-12, standing alone (not inside "3.10.2" or "v4.1").
+  // A release is YY.MM with a month 01-12, standing alone: not inside "3.10.2", "v24.09",
+  // "2024.09" or "24.09a"; a full stop after it ends a sentence ("Release 24.09.").
   std::set<std::string> found;
-  const auto digit = [&](std::size_t i) { return i < framework.size() && framework[i] >= '0' && framework[i] <= '9'; };
-  const auto part = [&](std::size_t i) { return digit(i) || (i < framework.size() && framework[i] == '.'); };
+  const auto at = [&](std::size_t i) { return i < framework.size() ? framework[i] : '\0'; };
+  const auto digit = [&](std::size_t i) { return at(i) >= '0' && at(i) <= '9'; };
+  const auto alnum = [&](std::size_t i) { return std::isalnum(static_cast<unsigned char>(at(i))) != 0; };
   for (std::size_t i = 0; i + 5 <= framework.size(); ++i) {
-    if (!(digit(i) && digit(i + 1) && framework[i + 2] == '.' && digit(i + 3) && digit(i + 4))) continue;
-    if ((i > 0 && (part(i - 1) || std::isalpha(static_cast<unsigned char>(framework[i - 1])))) || part(i + 5)) continue;
-    const int month = (framework[i + 3] - '0') * 10 + (framework[i + 4] - '0');
+    if (!(digit(i) && digit(i + 1) && at(i + 2) == '.' && digit(i + 3) && digit(i + 4))) continue;
+    if (i > 0 && (alnum(i - 1) || at(i - 1) == '.')) continue;
+    if (alnum(i + 5) || (at(i + 5) == '.' && digit(i + 6))) continue;
+    const int month = (at(i + 3) - '0') * 10 + (at(i + 4) - '0');
     if (month >= 1 && month <= 12) found.insert(framework.substr(i, 5));
   }
   return {found.begin(), found.end()};

@@ -21,10 +21,12 @@ namespace sp::calibration {
 /// The software releases a framework column names: its year.month tokens ("NGC Pytorch 24.09,
 /// NVIDIA Nemo 24.09" -> {"24.09"}; "PyTorch NVIDIA Release 22.09 or 22.04" -> {"22.04", "22.09"}),
 /// sorted, without repeats; none where it states no release ("maxdiffusion", "NVIDIA PyTorch/DGL").
+/// Any YY.MM counts: an "Ubuntu 22.04" in the column would read as a release (v4.1's columns name
+/// containers only).
 std::vector<std::string> software_releases(const std::string& framework);
 
 /// Whether a row and its anchor ran the same software: "same release" where their releases share
-/// one, "another release" where both state releases and share none, "release not stated" where
+/// one (a column naming two containers, one a benchmark ran and one it did not, matches either), "another release" where both state releases and share none, "release not stated" where
 /// either states none. The anchoring cancels the software level only where it is the same; a
 /// release of another half-year can be faster or slower by itself (NVIDIA's containers change
 /// kernels and fusions from one to the next), which no scaling mechanism can see.

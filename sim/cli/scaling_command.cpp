@@ -125,7 +125,7 @@ output::Table summary_table(const calibration::ScalingReport& rep) {
     vp90.values.push_back(s.convergence_p90);
   }
   output::Table t;
-  t.columns = {output::text_column("group", "benchmark, scale or all", group), rows, med, p90, mx, cmed, cp90, pmed, pp90,
+  t.columns = {output::text_column("group", "benchmark, scale, the anchor's submitter or release, or all", group), rows, med, p90, mx, cmed, cp90, pmed, pp90,
                lrows, lmed, lp90, vmed, vp90};
   return t;
 }

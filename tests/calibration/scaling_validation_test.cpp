@@ -130,8 +130,9 @@ TEST(ScalingValidation, ReleasesAreTheFrameworksYearMonthTokens) {
   EXPECT_EQ(software_releases("NVIDIA PyTorch/MxNeti/DGL"), V{});
   EXPECT_EQ(software_releases("maxdiffusion"), V{});
   // Not a release: a month 13, a version's inner part, a token glued to letters, a bare year.
-  EXPECT_EQ(software_releases("jax 24.13, python 3.10.12, cuda12.04, v24.09, 2024"), V{});
+  EXPECT_EQ(software_releases("jax 24.13, python 3.10.12, cuda12.04, v24.09, 2024.09, 24.09a, 24.09.1, 2024"), V{});
   EXPECT_EQ(software_releases("23.04"), V{"23.04"});
+  EXPECT_EQ(software_releases("NVIDIA Release 24.09. PyTorch 23.09-py3"), (V{"23.09", "24.09"}));
 }
 
 TEST(ScalingValidation, AnchorSoftwareIsTheSameReleaseOnlyWhenTheyShareOne) {
