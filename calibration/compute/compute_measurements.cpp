@@ -16,6 +16,9 @@ namespace {
 
 // A GEMM dimension or batch indexes memory: 2^30 and beyond fit no GPU.
 constexpr double kMostIndexed = 1 << 30;
+// A kernel's time: no kernel is shorter than a nanosecond, and none a benchmark times is longer
+// than 1,000 s. Both readers refuse what lies outside (1e308 ms reached the fit as an infinite time).
+constexpr double kShortestKernelS = 1e-9, kLongestKernelS = 1e3;
 
 void read_device_line(const std::string& line, const std::string& file, int number, ComputeMeasurements& into) {
   if (line.rfind("# device 0: ", 0) != 0) return;
@@ -40,7 +43,7 @@ void read_json_lines(const std::string& text, const std::string& file, ComputeMe
     g.line = row.location().line;
     g.dtype = row.at("dtype").as_string();
     g.label = row.has("label") ? row.at("label").as_string() : "";
-    // The CSV's bounds: a dimension below 2^30, a time from 1 ns to 1,000 s.
+    // The CSV's bounds (kMostIndexed, kShortestKernelS..kLongestKernelS).
     const auto dimension = [&](const char* key) {
       const config::ConfigNode v = row.at(key);
       const double d = static_cast<double>(v.as_positive_int());
@@ -52,7 +55,9 @@ void read_json_lines(const std::string& text, const std::string& file, ComputeMe
     g.k = dimension("k");
     const config::ConfigNode ms = row.at("ms");
     g.seconds = ms.as_positive_number() / 1e3;
-    if (!(g.seconds >= 1e-9 && g.seconds <= 1e3)) ms.fail("must be from 0.000001 ms (1 ns) to 1,000,000 ms");
+    if (!(g.seconds >= kShortestKernelS && g.seconds <= kLongestKernelS)) {
+      ms.fail("must be from 0.000001 ms (1 ns) to 1,000,000 ms");
+    }
     into.gemms.push_back(g);
   }
 }
@@ -82,8 +87,10 @@ void read_bench_csv(const std::string& text, const std::string& file, ComputeMea
       if (!(v > 0 && v <= most)) t.fail(r, column, fmt::format("must be a positive number up to {:g}", most));
       return v;
     };
-    const double seconds = positive("time_median_us", 1e9) / 1e6;  // up to 1,000 s
-    if (seconds < 1e-9) t.fail(r, "time_median_us", "must be at least 0.001 us (1 ns): no kernel is shorter");
+    const double seconds = positive("time_median_us", kLongestKernelS * 1e6) / 1e6;
+    if (seconds < kShortestKernelS) {
+      t.fail(r, "time_median_us", "must be at least 0.001 us (1 ns): no kernel is shorter");
+    }
     if (kind == "gemm" && !shaped) {
       ++into.untimed_gemms;
     } else if (kind == "gemm") {

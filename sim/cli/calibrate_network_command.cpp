@@ -218,8 +218,9 @@ int calibrate_network_command(const CalibrateNetworkOptions& o) {
     // Fitted, but not a network: times that do not grow with the bytes give a bandwidth of
     // petabytes a second (a review wrote 6e14 GB/s), a stalled run a step of seconds. The fastest
     // links carry some TB/s (NVLink 5: 1.8 TB/s a GPU); no collective step takes a second.
+    constexpr double kFastestBytesPerS = 100e12, kLongestStepS = 1.0;  // the message states both
     for (const calibration::AlphaBetaSegment& seg : f.fit.segments) {
-      if (seg.beta_bytes_per_s > 100e12 || seg.alpha_s > 1.0) {
+      if (seg.beta_bytes_per_s > kFastestBytesPerS || seg.alpha_s > kLongestStepS) {
         throw group_error(key,
                           fmt::format("the measurements from {:.0f} to {:.0f} B give {:.3g} GB/s and {:.3g} us a step, no "
                                       "network's (at most 100 TB/s, 1 s)",

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <set>
 #include <sstream>
 #include <variant>
 
@@ -82,16 +81,16 @@ YAML::Node parse_yaml(const std::string& text, const std::string& label) {
                        "remove the '---' (or '...') and what follows, or merge it into the first");
     }
     return YAML::Load(text);
-  } catch (const YAML::DeepRecursion& e) {
-    // yaml-cpp's guard against a stack overflow, which it words as "bad file". Its mark is where
-    // its scanner stands, which may be past the bracket that went too deep.
-    const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
-    throw InputError(SourceLocation{label, line, e.mark.is_null() ? 0 : e.mark.column + 1}, "",
-                     "nested " + std::to_string(e.depth()) + " levels deep, more than the YAML reader follows",
-                     "no scenario, platform or sweep nests more than a dozen");
   } catch (const YAML::Exception& e) {
     const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
     const int column = e.mark.is_null() ? 0 : e.mark.column + 1;
+    // yaml-cpp's guard against a stack overflow, which it words as "bad file". Its mark is where
+    // its scanner stands, which may be past the bracket that went too deep.
+    if (const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e)) {
+      throw InputError(SourceLocation{label, line, column}, "",
+                       "nested " + std::to_string(deep->depth()) + " levels deep, more than the YAML reader follows",
+                       "no scenario, platform or sweep nests more than a dozen");
+    }
     throw InputError(SourceLocation{label, line, column}, "", "YAML syntax error: " + e.msg);
   }
 }
