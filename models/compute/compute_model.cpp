@@ -6,10 +6,18 @@ Duration kernel_time(const Kernel& k, const Accelerator& a) {
   switch (k.kind) {
     case Kernel::Kind::gemm: return scale(gemm_time(a, k.dtype, k.shape), k.count);
     case Kernel::Kind::attention: {
-      // Each product streams like a GEMM of its shape; the fused kernel pays one latency.
+      // Each product streams like a GEMM of its shape; the fused kernel pays one latency. Its
+      // exponentials take the multi-function units' time, beside the products or after them.
       const Duration latency = a.compute.kernel_latency;
-      const Duration product = gemm_time_modelled(a, k.dtype, k.shape) - latency;
-      return scale(latency + scale(product, k.work), k.count);  // work: products per kernel
+      const KernelCosts::AttentionEfficiency& e =
+          k.softmax_overlapped ? a.compute.attention_overlapped : a.compute.attention_serial;
+      const Duration products =
+          scale(gemm_time_modelled(a, k.dtype, k.shape) - latency, k.work / (k.backward ? e.backward : e.forward));
+      const Duration softmax = a.special_function_rate.value() > 0
+                                   ? seconds(k.exponentials / a.special_function_rate.value())
+                                   : Duration::zero();
+      const Duration body = k.softmax_overlapped ? max(products, softmax) : products + softmax;
+      return scale(latency + body, k.count);
     }
     case Kernel::Kind::stream: return stream_time(a, k.bytes, k.count, k.access, k.blocks);
   }

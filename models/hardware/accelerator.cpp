@@ -125,7 +125,7 @@ MigGeometry parse_mig(const config::ConfigNode& n, const Accelerator& a) {
 
 Accelerator parse_accelerator(const config::ConfigNode& n) {
   n.expect_only({"name", "vendor", "aliases", "family", "software_stack", "peak", "memory", "scale_up", "tdp", "idle_power",
-                 "context_memory", "typical_node", "compute", "mig"});
+                 "context_memory", "typical_node", "compute", "mig", "special_functions"});
   Accelerator a;
   a.name = n.at("name").as_string();
   a.vendor = n.at("vendor").as_string();
@@ -140,6 +140,7 @@ Accelerator parse_accelerator(const config::ConfigNode& n) {
     if (auto v = peak.find(p)) a.peak[p] = v->as_positive_flop_rate();
   }
   if (a.peak.empty()) peak.fail("needs at least one of bf16, fp16, fp8");
+  if (auto sf = n.find("special_functions")) a.special_function_rate = sf->as_positive_flop_rate();
 
   const config::ConfigNode mem = n.at("memory");
   mem.expect_only({"capacity", "bandwidth"});

@@ -41,6 +41,10 @@ struct Accelerator {
   std::string family;
   std::string software_stack;
   std::map<std::string, FlopsPerSecond> peak;  // dense tensor rate by precision: bf16, fp16, fp8
+  // Exponentials (and other special functions) a second on the SMs' multi-function units: 16 a
+  // clock an SM on NVIDIA parts since Maxwell (CUDA C++ Programming Guide, arithmetic instruction
+  // throughput). What a softmax pays (Kernel::exponentials); 0: not described, not charged.
+  FlopsPerSecond special_function_rate;
   Bytes memory_capacity;
   BytesPerSecond memory_bandwidth;
   std::string scale_up_topology;  // switch | bridge | pcie | torus3d

@@ -81,6 +81,18 @@ struct KernelCosts {
   // that overlap no other kernel for more than a tenth of their time, their bytes over their time,
   // over the same ReLU; assumed for other GPUs.
   double transpose_access_fraction = 0.599;
+  // The share of the GEMM mainloop's rate (GemmRate) a fused attention kernel's products reach,
+  // forward and backward, besides its exponentials (Kernel::exponentials): what its online-softmax
+  // bookkeeping, the backward's extra shared-memory traffic and its synchronisation cost. Measured
+  // on an H100 SXM5 (Shah et al., FlashAttention-3, arXiv 2407.08608, fig. 5, bf16, head_dim 128,
+  // causal, 8k tokens): cuDNN 9 529 and 518 TFLOP/s forward and backward, against 725 and 726 by
+  // this model with its exponentials beside the products (overlapped); flash-attn 2 333 and 318,
+  // against products at 725 and 726 after the exponentials (serial). Assumed for other GPUs.
+  struct AttentionEfficiency {
+    double forward = 1, backward = 1;
+  };
+  AttentionEfficiency attention_overlapped{0.73, 0.71};
+  AttentionEfficiency attention_serial{0.55, 0.47};
   std::map<std::string, GemmRate> gemm;                        // by dtype
   std::map<std::string, std::vector<MeasuredGemm>> measured;  // by dtype
   // The memory bandwidth of the part the measured shapes were timed on (0: this accelerator's).

@@ -1,6 +1,7 @@
 #include "models/workloads/ops.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 
 namespace sp::models {
@@ -122,13 +123,21 @@ void expand_attention(const Op& op, const Shard& s, Pass pass, const std::string
   Kernel a;
   a.kind = Kernel::Kind::attention;
   a.shape = GemmShape{queries, op.head_dim, keys * causal, heads * s.samples};
+  // The product's A operand is the score tile (queries x keys), formed and consumed on chip: it
+  // never reaches HBM (FlashAttention's point). Only K or V (B) and the output (C) are traffic.
+  a.shape.a_reuse = std::numeric_limits<double>::infinity();
   a.dtype = dtype;
   a.count = s.cp;
   a.work = pass == Pass::forward ? 2.0 : 5.0;
+  // One exponential a score: forward forms P = exp(S - m); backward recomputes it once.
+  a.exponentials = a.shape.m * a.shape.k * a.shape.batch;
+  a.softmax_overlapped = op.softmax_overlapped;
+  a.backward = pass == Pass::backward;
   const Flops forward = a.shape.flops() * (2.0 * s.cp);  // Q K^T and P V over every ring step
   a.model_flops = pass == Pass::forward ? forward : forward * 2.0;
   if (pass == Pass::backward) a.count = 2.0 * s.cp;  // the main kernel and its dQ/dK/dV post-pass
   if (pass == Pass::backward) a.work /= 2.0;         // ... the work split over them
+  if (pass == Pass::backward) a.exponentials /= 2.0;  // ... the recompute in the main one
   out.push_back(a);
 }
 
@@ -217,6 +226,12 @@ void parse_context_parallel_precision(const config::ConfigNode& p, Op& op) {
   }
 }
 
+void parse_softmax(const config::ConfigNode& n, Op& op) {
+  const std::string v = n.as_string();
+  if (v != "serial" && v != "overlapped") n.fail("unknown softmax '" + v + "'", "valid: serial, overlapped");
+  op.softmax_overlapped = v == "overlapped";
+}
+
 Op parse_op(const config::ConfigNode& n) {
   Op op;
   const char* kinds[] = {"gemm", "conv", "attention", "elementwise"};
@@ -272,13 +287,14 @@ Op parse_op(const config::ConfigNode& n) {
     }
     case OpKind::attention:
       n.expect_only({"attention", "heads", "kv_heads", "head_dim", "causal", "queries", "keys", "precision",
-                     "context_parallel_precision", "implementation"});
+                     "context_parallel_precision", "implementation", "softmax"});
       if (auto i = n.find("implementation")) {
         const std::string v = i->as_string();
         if (v != "fused" && v != "unfused") i->fail("unknown implementation '" + v + "'", "valid: fused (flash), unfused");
         op.unfused = v == "unfused";
       }
       if (auto p = n.find("context_parallel_precision")) parse_context_parallel_precision(*p, op);
+      if (auto p = n.find("softmax")) parse_softmax(*p, op);
       op.heads = count("heads");
       op.kv_heads = n.has("kv_heads") ? count("kv_heads") : op.heads;
       op.head_dim = count("head_dim");

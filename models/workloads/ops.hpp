@@ -56,6 +56,12 @@ struct Op {
   // GEMMs over the whole s x s scores (masked, not skipped), with the scale-mask-softmax and the
   // dropout as memory-bound passes over the scores in between.
   bool unfused = false;
+  // attention (fused): the softmax's exponentials run on the SMs' multi-function units, 16 a clock
+  // an SM on NVIDIA parts against thousands of tensor-core FLOPs (Accelerator::special_function_rate).
+  // `softmax: overlapped` where the kernel schedules them while its tensor cores multiply
+  // (FlashAttention-3's ping-pong warpgroups, cuDNN 9's Hopper and Blackwell kernels); `serial`
+  // (the default) where each warp waits for its own (FlashAttention-2, Ampere-era fused MHA).
+  bool softmax_overlapped = false;
   // elementwise: bytes moved and kernels launched per pass; in the tensor-parallel region (on
   // TP-split activations) TP splits them always, elsewhere only under sequence parallelism
   bool tensor_region = false;
@@ -98,6 +104,9 @@ struct Kernel {
   enum class Kind { gemm, attention, stream } kind = Kind::stream;
   GemmShape shape;       // gemm, attention (one of its products: queries x keys x head_dim)
   double work = 1;       // attention: products of that shape per kernel (2 forward, 5 backward in all)
+  double exponentials = 0;          // attention: softmax exponentials per kernel (one a score formed)
+  bool softmax_overlapped = false;  // attention: they run beside the products (Op::softmax_overlapped)
+  bool backward = false;            // attention: a backward kernel (KernelCosts::AttentionEfficiency)
   Bytes bytes;           // stream
   Access access = Access::vector;  // stream: how it touches memory
   double blocks = 0;     // stream: work units a kernel has (0: plenty)
@@ -127,5 +136,7 @@ Op parse_op(const config::ConfigNode& node);
 std::string parse_precision(const config::ConfigNode& node);
 /// An attention's `context_parallel_precision`: one precision, or {default: P, <family>: P, ...}.
 void parse_context_parallel_precision(const config::ConfigNode& node, Op& op);
+/// An attention's `softmax: serial | overlapped`.
+void parse_softmax(const config::ConfigNode& node, Op& op);
 
 }  // namespace sp::models

@@ -29,15 +29,16 @@ bool is_second(const config::ConfigNode& n, const char* key, const char* first, 
   return s == second;
 }
 
-// `attention: fused | unfused`, or {implementation, precision, context_parallel_precision} as an
-// attention op takes them.
+// `attention: fused | unfused`, or {implementation, precision, context_parallel_precision, softmax}
+// as an attention op takes them.
 void parse_attention(const config::ConfigNode& a, TransformerSpec& t) {
   std::string implementation = "fused";
   if (a.is_map()) {
-    a.expect_only({"implementation", "precision", "context_parallel_precision"});
+    a.expect_only({"implementation", "precision", "context_parallel_precision", "softmax"});
     if (auto i = a.find("implementation")) implementation = i->as_string();
     if (auto p = a.find("precision")) t.attention_precisions.precision = parse_precision(*p);
     if (auto p = a.find("context_parallel_precision")) parse_context_parallel_precision(*p, t.attention_precisions);
+    if (auto p = a.find("softmax")) parse_softmax(*p, t.attention_precisions);
   } else {
     implementation = a.as_string();
   }

@@ -140,6 +140,29 @@ TEST(Catalog, LayerRepeatsAreBounded) {
   }
 }
 
+TEST(Catalog, ShippedAttentionsRunTheirSoftmaxAsTheirV41ImplementationsDo) {
+  // Llama2's TransformerEngine runs cuDNN's fused attention, which exponentiates beside its
+  // products; BERT's apex fused MHA and Stable Diffusion's flash-attn 2 do it in between. The
+  // units' rate is the H100 SXM5's 16 a clock x 132 SMs x 1.83 GHz on both GH100 parts.
+  const Catalog c = catalog();
+  const auto softmax_overlapped = [&](const char* workload) {
+    const std::optional<Workload> w = c.find_workload(workload);
+    for (const LayerGroup& l : w->layers) {
+      for (const Op& o : l.ops) {
+        if (o.kind == OpKind::attention) return o.softmax_overlapped;
+      }
+    }
+    ADD_FAILURE() << workload << " has no attention";
+    return false;
+  };
+  EXPECT_TRUE(softmax_overlapped("llama2_70b_lora"));
+  EXPECT_FALSE(softmax_overlapped("bert"));
+  EXPECT_FALSE(softmax_overlapped("stable_diffusion"));
+  for (const char* kind : {"H100-SXM5-80GB", "H200-SXM5-141GB"}) {
+    EXPECT_NEAR(c.find_accelerator(kind)->special_function_rate.value(), 16.0 * 132 * 1.83e9, 0.01e12) << kind;
+  }
+}
+
 TEST(Catalog, APerFamilySettingMustNameAHardwareFilesFamily) {
   // Llama's attention keeps FP8 at CP2 on "blackwell" (the B200 and GB200 files' family); a
   // misspelt family would never match and silently change nothing, so the catalog refuses it at

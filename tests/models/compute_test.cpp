@@ -216,6 +216,90 @@ TEST(Ops, BackwardHasInputAndWeightGradientsUnlessFrozen) {
   EXPECT_TRUE(expand(g, s, Pass::backward, "bf16").empty());
 }
 
+TEST(Ops, FusedAttentionNeverMovesItsScoresThroughMemory) {
+  // Stable Diffusion's largest self-attention: 5 heads of 64 over 4,096 queries and keys, one
+  // sample, forward (2 products). Each product is a 4096 x 64 GEMM with an inner 4,096 (the keys)
+  // per head. Arithmetic on the toy (5e12 FLOP/s a unit): 32 tiles of 128 x 64 a head, 160 in 2
+  // waves of 100 units, 2 x 2 x 128 x 64 x (4096 + 64) / 5e12 = 27.263 us (split-K is slower: 4
+  // waves of 2,112 k steps plus 13.1 us of fp32 partial sums). The scores (queries x keys, the
+  // product's A) live in registers and shared memory (FlashAttention, Dao et al. 2022,
+  // arXiv 2205.14135: never materialised in HBM); memory sees K or V (4096 x 64 x 2 B) and the
+  // output (4096 x 64 x 2 B) a head: 5 x 1,048,576 B at 0.8 TB/s = 6.55 us, so the product is
+  // compute-bound, and the kernel costs 2 us of latency + 2 x 27.263 us. Counting the 4096 x 4096
+  // scores as traffic (33.6 MB a head) would make it 2 + 2 x 216.3 us, bound by HBM bandwidth,
+  // and an H200 (4.8 TB/s) 30 % faster than an H100 (3.35) at attention on the same die.
+  Op attn = op(OpKind::attention, "st0_self");
+  attn.heads = 5, attn.head_dim = 64, attn.queries = 4096;
+  Shard s;
+  s.tokens_per_sample = 4096;
+  const Kernel k = expand(attn, s, Pass::forward, "bf16").at(0);
+  Accelerator a = testing::toy_accelerator();
+  a.compute.attention_serial = {1, 1};  // products at the GEMM rate (the next test prices the rest)
+  const double product_us = 2 * 2 * 128 * 64 * (4096.0 + 64) / 5e12 * 1e6;
+  EXPECT_NEAR(testing::us(kernel_time(k, a)), 2 + 2 * product_us, 1e-6);
+  // Memory bandwidth does not enter: halving it leaves the kernel as it is.
+  a.memory_bandwidth = BytesPerSecond(0.5e12);
+  EXPECT_NEAR(testing::us(kernel_time(k, a)), 2 + 2 * product_us, 1e-6);
+}
+
+TEST(Ops, SoftmaxExponentialsRunOnTheMultiFunctionUnits) {
+  // The same attention on a toy whose multi-function units exponentiate 1e12 values a second
+  // (an H100 SXM5: 16 a clock x 132 SMs x 1.83 GHz = 3.87e12, FlashAttention-3, arXiv
+  // 2407.08608, sec. 3.2). Forward forms each of the 4,096 x 4,096 x 5 = 83,886,080 scores' P once:
+  // 83.886 us of exponentials against 2 x 27.263 us of products.
+  //   serial (each warp exponentiates between its products, FlashAttention-2): 2 + 54.526 + 83.886 us;
+  //   overlapped (FlashAttention-3's ping-pong, cuDNN 9): 2 + max(54.526, 83.886) us.
+  // Backward runs 2 kernels of 2.5 products each; the main one recomputes P: 41.943 us a kernel
+  // on average, so serial 2 x (2 + 2.5 x 27.263 + 41.943) us.
+  Op attn = op(OpKind::attention, "st0_self");
+  attn.heads = 5, attn.head_dim = 64, attn.queries = 4096;
+  Shard s;
+  s.tokens_per_sample = 4096;
+  Accelerator a = testing::toy_accelerator();
+  a.special_function_rate = FlopsPerSecond(1e12);
+  a.compute.attention_serial = a.compute.attention_overlapped = {1, 1};
+  const double product_us = 2 * 2 * 128 * 64 * (4096.0 + 64) / 5e12 * 1e6;
+  const double exp_us = 4096.0 * 4096 * 5 / 1e12 * 1e6;
+  const Kernel forward = expand(attn, s, Pass::forward, "bf16").at(0);
+  EXPECT_DOUBLE_EQ(forward.exponentials, 4096.0 * 4096 * 5);
+  EXPECT_NEAR(testing::us(kernel_time(forward, a)), 2 + 2 * product_us + exp_us, 1e-6);
+  const Kernel backward = expand(attn, s, Pass::backward, "bf16").at(0);
+  EXPECT_NEAR(testing::us(kernel_time(backward, a)), 2 * (2 + 2.5 * product_us + exp_us / 2), 1e-6);
+  attn.softmax_overlapped = true;
+  EXPECT_NEAR(testing::us(kernel_time(expand(attn, s, Pass::forward, "bf16").at(0), a)), 2 + exp_us, 1e-6);
+  // Where the products take longer (head_dim 256: 4 x the FLOPs a score), the exponentials hide.
+  attn.head_dim = 256;
+  const Kernel wide = expand(attn, s, Pass::forward, "bf16").at(0);
+  Accelerator no_units = a;
+  no_units.special_function_rate = FlopsPerSecond(0);  // not described: charged nothing
+  EXPECT_NEAR(testing::us(kernel_time(wide, a)), testing::us(kernel_time(wide, no_units)), 1e-6);
+  attn.softmax_overlapped = false, attn.head_dim = 64;
+  EXPECT_NEAR(testing::us(kernel_time(expand(attn, s, Pass::forward, "bf16").at(0), no_units)), 2 + 2 * product_us,
+              1e-6);
+  // The products run at the measured share of the GEMM rate that attention kernels reach, by
+  // kind and pass (flash-attn 2 on an H100: 0.55 forward, 0.47 backward; cuDNN 9: 0.73, 0.71):
+  // serial forward 2 + 54.526 / 0.55 + 83.886 us, overlapped backward 2 x (2 + max(68.157 / 0.71,
+  // 41.943)) us.
+  a.compute.attention_serial = {0.55, 0.47};
+  a.compute.attention_overlapped = {0.73, 0.71};
+  EXPECT_NEAR(testing::us(kernel_time(expand(attn, s, Pass::forward, "bf16").at(0), a)),
+              2 + 2 * product_us / 0.55 + exp_us, 1e-6);
+  attn.softmax_overlapped = true;
+  EXPECT_NEAR(testing::us(kernel_time(expand(attn, s, Pass::backward, "bf16").at(0), a)),
+              2 * (2 + std::max(2.5 * product_us / 0.71, exp_us / 2)), 1e-6);
+}
+
+TEST(Ops, AnAttentionSaysHowItsSoftmaxRuns) {
+  const auto parse = [](const char* yaml) { return parse_op(config::load_string(yaml, "op.yaml")); };
+  EXPECT_FALSE(parse("{attention: a, heads: 8, head_dim: 64}").softmax_overlapped);
+  EXPECT_FALSE(parse("{attention: a, heads: 8, head_dim: 64, softmax: serial}").softmax_overlapped);
+  EXPECT_TRUE(parse("{attention: a, heads: 8, head_dim: 64, softmax: overlapped}").softmax_overlapped);
+  const std::string bad = input_error_message([&] { parse("{attention: a, heads: 8, head_dim: 64, softmax: fast}"); });
+  EXPECT_NE(bad.find("op.yaml:1"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("unknown softmax 'fast'"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("serial, overlapped"), std::string::npos) << bad;
+}
+
 TEST(Ops, ContextParallelRingRunsOneAttentionKernelPerStep) {
   // CP2 on 8192 causal tokens: each rank's 4096 queries meet 4096 keys per ring step, 2 steps;
   // a work unit holds queries x head_dim (128) and streams the keys, half of them under the causal
