@@ -1,7 +1,9 @@
 // Compute time of a layer group from the kernels it runs (ops.hpp) and what each kernel costs on
 // the accelerator (kernel_costs.hpp), with two software factors:
 //   time = [ sum over GEMM and attention kernels (latency + max(FLOPs at the shape's rate, bytes)
-//            + an attention's softmax exponentials, unless it overlaps them with its products)
+//            with an attention's products at its measured share of the GEMM rate, plus its softmax
+//            exponentials at the multi-function units' rate, or the longer of the two where it
+//            overlaps them)
 //          + sum over element-wise kernels (latency + bytes at bandwidth) / software_efficiency ]
 //          / accelerator efficiency_scale
 // software_efficiency is how much of the element-wise work the workload file describes (the

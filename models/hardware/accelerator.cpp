@@ -140,7 +140,11 @@ Accelerator parse_accelerator(const config::ConfigNode& n) {
     if (auto v = peak.find(p)) a.peak[p] = v->as_positive_flop_rate();
   }
   if (a.peak.empty()) peak.fail("needs at least one of bf16, fp16, fp8");
-  if (auto sf = n.find("special_functions")) a.special_function_rate = sf->as_positive_flop_rate();
+  if (auto sf = n.find("special_functions")) {
+    a.special_function_rate = sf->as_positive_flop_rate();
+    // One unit at 1 GHz does 1e9 a second; below that a unit is missing (MFLOP/s for TFLOP/s).
+    if (a.special_function_rate.value() < 1e9) sf->fail("below 1 GFLOP/s: an accelerator's units do billions a second", "e.g. \"3.87 TFLOP/s\"");
+  }
 
   const config::ConfigNode mem = n.at("memory");
   mem.expect_only({"capacity", "bandwidth"});

@@ -294,7 +294,10 @@ Op parse_op(const config::ConfigNode& n) {
         op.unfused = v == "unfused";
       }
       if (auto p = n.find("context_parallel_precision")) parse_context_parallel_precision(*p, op);
-      if (auto p = n.find("softmax")) parse_softmax(*p, op);
+      if (auto p = n.find("softmax")) {
+        if (op.unfused) p->fail("an unfused attention's softmax is a pass over its scores in memory", "drop softmax, or run it fused");
+        parse_softmax(*p, op);
+      }
       op.heads = count("heads");
       op.kv_heads = n.has("kv_heads") ? count("kv_heads") : op.heads;
       op.head_dim = count("head_dim");

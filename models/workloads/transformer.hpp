@@ -71,8 +71,9 @@ struct TransformerSpec {
     std::string precision;                     // the adapters' GEMMs ("": the workload's)
   };
   std::optional<Lora> lora;  // none: every weight trains
-  // The attention kernels' precision ("": bf16 under an fp8 workload, else the workload's) and
-  // where context parallelism splits the sequence (per family, as an attention op's keys).
+  // The attention kernels' precision ("": bf16 under an fp8 workload, else the workload's), where
+  // context parallelism splits the sequence (per family, as an attention op's keys), and how
+  // they run their softmax (`softmax`: serial unless overlapped).
   Op attention_precisions;
   // The activation function's input kept for backward in fp8 (TransformerEngine's
   // activation_func_fp8_input_store, NeMo's FP8_ACTIVATION) instead of bf16.

@@ -46,6 +46,9 @@ void parse_attention(const config::ConfigNode& a, TransformerSpec& t) {
     (a.is_map() ? a.at("implementation") : a).fail("unknown attention '" + implementation + "'", "valid: fused (flash), unfused");
   }
   t.unfused_attention = implementation == "unfused";
+  if (t.unfused_attention && a.is_map() && a.has("softmax")) {
+    a.at("softmax").fail("an unfused attention's softmax is a pass over its scores in memory", "drop softmax, or run it fused");
+  }
 }
 
 TransformerSpec::Lora parse_lora(const config::ConfigNode& n, const TransformerSpec& t) {

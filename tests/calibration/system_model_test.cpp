@@ -117,7 +117,8 @@ TEST(SystemModel, TheSpecOfAChosenLayoutGivesItBackWithItsOverlaps) {
 TEST(SystemModel, ARowsDeclaredLayoutReplacesTheSearch) {
   // Llama2-70B LoRA on 16 H100 at GBS 8: the workload's multi-node recipe is TP4 CP2, 2 replicas
   // of 4 micro-batches (as Dell ran it), and the search keeps it: TP4 CP1 (4 replicas of 2) is not
-  // 10 % faster in the model. Lambda's logs say it ran TP4 CP1: declared, it is taken as it is.
+  // 10 % faster in the uncalibrated model (calibrated, it is). Lambda's logs say it ran TP4 CP1:
+  // declared, it is taken as it is.
   const PlatformCatalog platforms(catalog());
   const SystemModelInputs in{catalog(), platforms, models::Calibration{}, 0, 1};
   MlperfResult row = system_row("llama2_70b_lora", "NVIDIA H100-SXM5-80GB", 16, 8);

@@ -298,6 +298,11 @@ TEST(Ops, AnAttentionSaysHowItsSoftmaxRuns) {
   EXPECT_NE(bad.find("op.yaml:1"), std::string::npos) << bad;
   EXPECT_NE(bad.find("unknown softmax 'fast'"), std::string::npos) << bad;
   EXPECT_NE(bad.find("serial, overlapped"), std::string::npos) << bad;
+  // An unfused attention's softmax is a memory pass over its scores: the key would say nothing.
+  const std::string unfused =
+      input_error_message([&] { parse("{attention: a, heads: 8, head_dim: 64, implementation: unfused, softmax: serial}"); });
+  EXPECT_NE(unfused.find("op.yaml:1"), std::string::npos) << unfused;
+  EXPECT_NE(unfused.find("unfused attention's softmax"), std::string::npos) << unfused;
 }
 
 TEST(Ops, ContextParallelRingRunsOneAttentionKernelPerStep) {
@@ -315,6 +320,10 @@ TEST(Ops, ContextParallelRingRunsOneAttentionKernelPerStep) {
   EXPECT_EQ(k.shape.n, 128);
   EXPECT_EQ(k.shape.k, 2048);
   EXPECT_DOUBLE_EQ(k.model_flops.value(), 2.0 * 2 * 4096 * 4096 * 128 * 64 * 0.5 * 2);
+  // One exponential a score a kernel forms: 4096 queries x 2048 unmasked keys x 64 heads, and
+  // backward the main kernel's recompute spread over its 2 kernels a step.
+  EXPECT_DOUBLE_EQ(k.exponentials, 4096.0 * 2048 * 64);
+  EXPECT_DOUBLE_EQ(expand(attn, s, Pass::backward, "bf16").at(0).exponentials, 4096.0 * 2048 * 64 / 2);
   // Where CP splits it, attention may run at another precision than where the sequence is whole
   // (NVIDIA's v4.1 Llama recipe: FP8 attention without CP, BF16 with it).
   attn.precision = "fp8";

@@ -145,3 +145,27 @@ TEST(KernelCosts, TheMeasuredPartsBandwidthIsReadWithItsTable) {
 }
 
 }  // namespace sp::models
+
+namespace sp::models {
+
+TEST(KernelCosts, TheMultiFunctionUnitsRateIsReadAndBounded) {
+  // `special_functions`: exponentials a second. Optional (0: not charged); a value below one unit
+  // at 1 GHz (1e9 a second) is a unit typed wrong, refused at its key.
+  const auto parsed = [](const std::string& extra) {
+    return parse_accelerator(config::load_string(
+        "{name: X, vendor: V, family: f, software_stack: s, peak: {bf16: \"1 PFLOP/s\"}," + extra +
+            " memory: {capacity: \"80 GB\", bandwidth: \"2 TB/s\"},"
+            " scale_up: {topology: switch, link: l, bandwidth: \"100 GB/s\"}, typical_node: {accelerators: 8, nics: 0},"
+            " compute: {source: \"estimate: test\", parallel_units: 100, gemm_tile: [128, 128], kernel_latency: \"2 us\","
+            " memory_efficiency: 0.8, gemm: {bf16: {efficiency_max: 0.5, k_overhead: 64}}}}",
+        "x.yaml"));
+  };
+  EXPECT_DOUBLE_EQ(parsed("").special_function_rate.value(), 0);
+  EXPECT_DOUBLE_EQ(parsed(" special_functions: \"3.87 TFLOP/s\",").special_function_rate.value(), 3.87e12);
+  const std::string slow = input_error_message([&] { parsed(" special_functions: \"3.87 MFLOP/s\","); });
+  EXPECT_NE(slow.find("x.yaml:1:"), std::string::npos) << slow;
+  EXPECT_NE(slow.find("special_functions: below 1 GFLOP/s"), std::string::npos) << slow;
+  EXPECT_NE(input_error_message([&] { parsed(" special_functions: \"-1 TFLOP/s\","); }), "(no error)");
+}
+
+}  // namespace sp::models
