@@ -141,9 +141,12 @@ Accelerator parse_accelerator(const config::ConfigNode& n) {
   }
   if (a.peak.empty()) peak.fail("needs at least one of bf16, fp16, fp8");
   if (auto sf = n.find("special_functions")) {
+    // One unit at 1 GHz does 1e9 a second; below that a unit prefix is wrong (MFLOP/s for TFLOP/s).
+    constexpr double kSlowestSpecialFunctionRate = 1e9;
     a.special_function_rate = sf->as_positive_flop_rate();
-    // One unit at 1 GHz does 1e9 a second; below that a unit is missing (MFLOP/s for TFLOP/s).
-    if (a.special_function_rate.value() < 1e9) sf->fail("below 1 GFLOP/s: an accelerator's units do billions a second", "e.g. \"3.87 TFLOP/s\"");
+    if (a.special_function_rate.value() < kSlowestSpecialFunctionRate) {
+      sf->fail("below 1 GFLOP/s: an accelerator's units do billions a second", "e.g. \"3.87 TFLOP/s\"");
+    }
   }
 
   const config::ConfigNode mem = n.at("memory");

@@ -227,6 +227,7 @@ void parse_context_parallel_precision(const config::ConfigNode& p, Op& op) {
 }
 
 void parse_softmax(const config::ConfigNode& n, Op& op) {
+  if (op.unfused) n.fail("an unfused attention's softmax is a pass over its scores in memory", "drop softmax, or run it fused");
   const std::string v = n.as_string();
   if (v != "serial" && v != "overlapped") n.fail("unknown softmax '" + v + "'", "valid: serial, overlapped");
   op.softmax_overlapped = v == "overlapped";
@@ -294,10 +295,7 @@ Op parse_op(const config::ConfigNode& n) {
         op.unfused = v == "unfused";
       }
       if (auto p = n.find("context_parallel_precision")) parse_context_parallel_precision(*p, op);
-      if (auto p = n.find("softmax")) {
-        if (op.unfused) p->fail("an unfused attention's softmax is a pass over its scores in memory", "drop softmax, or run it fused");
-        parse_softmax(*p, op);
-      }
+      if (auto p = n.find("softmax")) parse_softmax(*p, op);
       op.heads = count("heads");
       op.kv_heads = n.has("kv_heads") ? count("kv_heads") : op.heads;
       op.head_dim = count("head_dim");

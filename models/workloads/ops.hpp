@@ -136,7 +136,7 @@ Op parse_op(const config::ConfigNode& node);
 std::string parse_precision(const config::ConfigNode& node);
 /// An attention's `context_parallel_precision`: one precision, or {default: P, <family>: P, ...}.
 void parse_context_parallel_precision(const config::ConfigNode& node, Op& op);
-/// An attention's `softmax: serial | overlapped`.
+/// An attention's `softmax: serial | overlapped`, refused on an unfused one (set `op.unfused` first).
 void parse_softmax(const config::ConfigNode& node, Op& op);
 
 }  // namespace sp::models

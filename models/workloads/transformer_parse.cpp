@@ -38,17 +38,14 @@ void parse_attention(const config::ConfigNode& a, TransformerSpec& t) {
     if (auto i = a.find("implementation")) implementation = i->as_string();
     if (auto p = a.find("precision")) t.attention_precisions.precision = parse_precision(*p);
     if (auto p = a.find("context_parallel_precision")) parse_context_parallel_precision(*p, t.attention_precisions);
-    if (auto p = a.find("softmax")) parse_softmax(*p, t.attention_precisions);
   } else {
     implementation = a.as_string();
   }
   if (implementation != "fused" && implementation != "unfused") {
     (a.is_map() ? a.at("implementation") : a).fail("unknown attention '" + implementation + "'", "valid: fused (flash), unfused");
   }
-  t.unfused_attention = implementation == "unfused";
-  if (t.unfused_attention && a.is_map() && a.has("softmax")) {
-    a.at("softmax").fail("an unfused attention's softmax is a pass over its scores in memory", "drop softmax, or run it fused");
-  }
+  t.unfused_attention = t.attention_precisions.unfused = implementation == "unfused";
+  if (auto p = a.is_map() ? a.find("softmax") : std::nullopt) parse_softmax(*p, t.attention_precisions);
 }
 
 TransformerSpec::Lora parse_lora(const config::ConfigNode& n, const TransformerSpec& t) {

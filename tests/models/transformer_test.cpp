@@ -261,6 +261,9 @@ TEST(Transformer, FileErrorsNameTheirKey) {
       {small + ", attention: {implementation: sparse}}", "",
        "transformer.attention.implementation: unknown attention 'sparse'"},
       {small + ", attention: {precision: fp4}}", "", "transformer.attention.precision: unknown precision 'fp4'"},
+      {small + ", attention: {softmax: fast}}", "", "transformer.attention.softmax: unknown softmax 'fast'"},
+      {small + ", attention: {implementation: unfused, softmax: serial}}", "",
+       "transformer.attention.softmax: an unfused attention's softmax is a pass over its scores in memory"},
       // A slipped digit is refused at its key, not found as an exhausted memory (hidden 10^9 made
       // a 16 GB allocation) or an overflowed parameter count: each dimension is bounded, and so is
       // their product: 100,000 layers of hidden d = 2^20 (8 heads, as many KV heads, of d / 8) with
