@@ -60,7 +60,8 @@ Eigen::Index FitProblem::add(Parameter p) {
 
 FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Catalog& catalog,
                        const PlatformCatalog& platforms, std::vector<std::string>& skipped) {
-  const SystemModelInputs raw{catalog, platforms, models::Calibration{}, 0, 1};
+  // Each row at the layout it ran: its submitter's recipe, not the one the unfitted model prefers.
+  const SystemModelInputs raw{catalog, platforms, models::Calibration{}, 0, 1, models::LayoutChoice::recipe};
   using K = Parameter::Kind;
   for (const MlperfResult& r : rows) {
     if (!r.time_to_train_min) continue;

@@ -115,6 +115,9 @@ models::ParallelSpec spec_of(const models::ParallelLayout& l) {
   s.micro_batch = l.micro_batch;
   s.distributed_optimizer = l.sharding;
   s.overlap_tensor_parallel = l.overlap_tensor_parallel;
+  // Resolved at this layout's CP: the layout as it ran, whatever CP a later resolution takes.
+  s.dgrad_reduce_scatter = l.pipelined_dgrad_reduce_scatters ? models::DgradReduceScatter::pipelined : models::DgradReduceScatter::bulk;
+  s.tensor_parallel_not_overlapped = l.not_overlapped;
   s.evaluation_overlaps_all_gathers = l.evaluation_overlaps_all_gathers;
   return s;
 }
@@ -212,7 +215,7 @@ ConfiguredSystem configure(const MlperfResult& row, const SystemModelInputs& in)
   // within the model's resolution; a declared one that does not fit gives way to the fastest
   // that does (the system did run).
   const auto e = models::fastest_layout(*w, *p, n, gbs, spec, spec.search.value_or(models::LayoutSearch{}), models::Fidelity::analytic,
-                                        models::LayoutFallback::any);
+                                        models::LayoutFallback::any, in.layouts);
   if (!e) {
     return fail("error", "no parallel layout fits " + std::to_string(n) + " accelerators at global batch " +
                              std::to_string(gbs));

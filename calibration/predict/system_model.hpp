@@ -14,6 +14,7 @@
 #include "models/calibration.hpp"
 #include "calibration/predict/results.hpp"
 #include "models/catalog.hpp"
+#include "models/training/layout_search.hpp"
 #include "models/training/time_to_train.hpp"
 
 namespace sp::calibration {
@@ -73,6 +74,9 @@ struct SystemModelInputs {
   models::Calibration calibration;
   int samples = 100;
   std::uint64_t seed = 1;
+  // The layout as the row ran it (declared, else the workload's recipe) rather than the fastest
+  // the model finds: what the fit reproduces (models::LayoutChoice).
+  models::LayoutChoice layouts = models::LayoutChoice::fastest;
 };
 
 /// What predict_system has worked out per configuration (the layout search, the sensitivities of

@@ -65,10 +65,19 @@ class Builder {
   // The layer's TP all-gather and reduce-scatter (comm ids), -1 where it has none; without
   // sequence parallelism no all-gather, and an all-reduce of the same tensor in the reduce-scatter's place.
   std::pair<int, int> tp_comms(const LayerGroup& l);
-  // The TP communication an evaluation's forward of the layer waits for, as runs on its stream
-  // before and after its compute: all of it where TP does not overlap compute; the all-gathers
-  // alone where the overlap needs gradients enabled (ParallelLayout::evaluation_overlaps_all_gathers).
-  // Closed-form times at every fidelity (the evaluation is not replayed on the links).
+  // Of a pass's TP collectives (n_ag all-gathers, n_rs reduce-scatters), how many its compute waits
+  // for and how many wait for its compute; the rest run beside it. Where TP does not overlap
+  // compute, all of them. Else, forward: the all-gathers of GEMMs run outside userbuffers
+  // (ParallelLayout::not_overlapped), or all of them without gradients where their overlap needs
+  // gradients (evaluation_overlaps_all_gathers). Backward: the input-gradient reduce-scatters that
+  // run in bulk (not pipelined, or outside userbuffers) where no weight-gradient GEMM hides them
+  // (LayerGroup::tp_gemms_frozen).
+  struct TpExposure {
+    int gathers_before = 0, scatters_after = 0;
+  };
+  TpExposure tp_exposure(const LayerGroup& l, bool forward, bool gradients, int n_ag, int n_rs) const;
+  // The TP communication an evaluation's forward of the layer waits for (tp_exposure without
+  // gradients), as runs on its stream before and after its compute. Closed-form times at every fidelity (the evaluation is not replayed on the links).
   struct EvaluationComm {
     std::vector<KernelRun> before, after;
   };

@@ -57,14 +57,25 @@ std::pair<int, int> Builder::tp_comms(const LayerGroup& l) {
   return {comm(lay_.tp_group, CollectiveOp::all_gather, tensor), comm(lay_.tp_group, CollectiveOp::reduce_scatter, tensor)};
 }
 
+Builder::TpExposure Builder::tp_exposure(const LayerGroup& l, bool forward, bool gradients, int n_ag, int n_rs) const {
+  if (!lay_.overlap_tensor_parallel) return {n_ag, n_rs};
+  if (forward && !gradients && !lay_.evaluation_overlaps_all_gathers) return {n_ag, 0};
+  const auto gemms = static_cast<std::size_t>(std::max(0, l.tp_all_gathers));
+  int plain = 0;
+  for (std::size_t i = 0; i < std::min(gemms, l.tp_column_gemms.size()); ++i) plain += lay_.not_overlapped.holds(l.tp_column_gemms[i]);
+  if (forward) return {std::min(plain, n_ag), 0};
+  if (!l.tp_gemms_frozen) return {};
+  return {0, std::min(lay_.pipelined_dgrad_reduce_scatters ? plain : n_rs, n_rs)};
+}
+
 Builder::EvaluationComm Builder::evaluation_comm(const LayerGroup& l) {
   const auto [ag, rs] = tp_comms(l);
-  if (rs < 0 || (lay_.overlap_tensor_parallel && lay_.evaluation_overlaps_all_gathers)) return {};
+  if (rs < 0) return {};
+  const int n_ag = ag < 0 ? 0 : l.tp_all_gathers;
+  const TpExposure e = tp_exposure(l, true, false, n_ag, l.tp_reduce_scatters);
   EvaluationComm c;
-  if (ag >= 0) c.before.push_back({static_cast<double>(l.tp_all_gathers), select_time_[static_cast<std::size_t>(ag)]});
-  if (!lay_.overlap_tensor_parallel) {
-    c.after.push_back({static_cast<double>(l.tp_reduce_scatters), select_time_[static_cast<std::size_t>(rs)]});
-  }
+  if (e.gathers_before > 0) c.before.push_back({static_cast<double>(e.gathers_before), select_time_[static_cast<std::size_t>(ag)]});
+  if (e.scatters_after > 0) c.after.push_back({static_cast<double>(e.scatters_after), select_time_[static_cast<std::size_t>(rs)]});
   return c;
 }
 
@@ -126,20 +137,19 @@ std::vector<std::uint32_t> Builder::layer_pass(int stage, int k, int mb, bool fo
     return last;  // the stream runs them in order: the last one ends last
   };
   if (kv >= 0) next.push_back(comm_op(Phase::cp_comm, StreamKind::cp, stage, k, mb, kv, after));
-  if (rs >= 0 && !lay_.overlap_tensor_parallel) {
-    std::vector<std::uint32_t> d = after;
-    if (n_ag > 0) d = {tp_ops(ag, n_ag, after)};
-    c.deps = d;
-    last_compute_[static_cast<std::size_t>(stage)] = add(std::move(c));
-    const std::uint32_t computed = last_compute_[static_cast<std::size_t>(stage)];
-    next.push_back(n_rs > 0 ? tp_ops(rs, n_rs, {computed}) : computed);
-    return next;
-  }
-  c.deps = after;
+  // On the TP stream, which runs its ops in creation order: the all-gathers the compute waits
+  // for, then those beside it, then the reduce-scatters waiting for it, so that nothing beside the
+  // compute queues behind them.
+  const TpExposure e = rs >= 0 ? tp_exposure(l, forward, true, n_ag, n_rs) : TpExposure{};
+  c.deps = e.gathers_before > 0 ? std::vector<std::uint32_t>{tp_ops(ag, e.gathers_before, after)} : after;
   last_compute_[static_cast<std::size_t>(stage)] = add(std::move(c));
-  next.push_back(last_compute_[static_cast<std::size_t>(stage)]);
-  if (n_ag > 0) next.push_back(tp_ops(ag, n_ag, after));
-  if (n_rs > 0) next.push_back(tp_ops(rs, n_rs, after));
+  const std::uint32_t computed = last_compute_[static_cast<std::size_t>(stage)];
+  const int gathers_beside = n_ag - e.gathers_before, scatters_beside = n_rs - e.scatters_after;
+  const std::uint32_t gathered = gathers_beside > 0 ? tp_ops(ag, gathers_beside, after) : 0;
+  const std::uint32_t scattered = scatters_beside > 0 ? tp_ops(rs, scatters_beside, after) : 0;
+  next.push_back(e.scatters_after > 0 ? tp_ops(rs, e.scatters_after, {computed}) : computed);
+  if (gathers_beside > 0) next.push_back(gathered);
+  if (scatters_beside > 0) next.push_back(scattered);
   return next;
 }
 

@@ -264,7 +264,7 @@ bool some_layout_resolves(const Workload& w, const Platform& p, int n, std::int6
 
 std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform& p, int n, std::int64_t gbs,
                                                const ParallelSpec& base, const LayoutSearch& search,
-                                               Fidelity fidelity, LayoutFallback fallback) {
+                                               Fidelity fidelity, LayoutFallback fallback, LayoutChoice choice) {
   Search s{w, p, n, gbs, fidelity};
   if (base.declared) {
     if (auto e = s.consider(base)) return chosen(*e, "declared", nullptr);
@@ -277,6 +277,7 @@ std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform
     t.fix_sizes(*alt);
     recipe = s.consider(t);
   }
+  if (recipe && choice == LayoutChoice::recipe) return chosen(*recipe, "recipe", nullptr);
   s.grid(base, search);
   const auto [best, second] = s.podium();
   if (!best && s.unsimulated) {

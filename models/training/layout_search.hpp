@@ -21,6 +21,13 @@ enum class LayoutFallback {
   any,   // the fastest layout that fits, and say so (a published system did run)
 };
 
+/// Whether the recipe gives way to a faster layout: `fastest` answers a user's question (the
+/// recipe kept within the model's resolution of the fastest); `recipe` reproduces a published row,
+/// which ran its submitter's layout, the workload's recipe for it (searched only where that does
+/// not fit), so that fitting the model to such rows never depends on the layout the model, before
+/// it is fitted, would prefer.
+enum class LayoutChoice { fastest, recipe };
+
 /// The search space beyond the recipe: every power of two up to these sizes that divides N
 /// (TP also within one scale-up domain), pipelines only where no layout without one fits in
 /// memory (1F1B trades a bubble for memory), and every micro-batch that divides a data-parallel
@@ -39,7 +46,8 @@ inline constexpr int kMaxPipelineParallel = 16;
 std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform& p, int accelerators,
                                                std::int64_t global_batch, const ParallelSpec& base,
                                                const LayoutSearch& search, Fidelity fidelity = Fidelity::analytic,
-                                               LayoutFallback fallback = LayoutFallback::none);
+                                               LayoutFallback fallback = LayoutFallback::none,
+                                               LayoutChoice choice = LayoutChoice::fastest);
 
 /// Whether fastest_layout has any layout to consider for N and the global batch (one that
 /// resolves: sizes that divide N, micro-batches that divide a rank's samples), without its

@@ -13,6 +13,15 @@ const char* sharding_name(Sharding s) {
   return "?";
 }
 
+const char* dgrad_reduce_scatter_name(DgradReduceScatter d) {
+  switch (d) {
+    case DgradReduceScatter::pipelined: return "pipelined";
+    case DgradReduceScatter::bulk: return "bulk";
+    case DgradReduceScatter::bulk_under_context_parallel: return "bulk_under_context_parallel";
+  }
+  return "?";
+}
+
 void ParallelSpec::merge_from(const ParallelSpec& o) {
   if (o.tensor) tensor = o.tensor;
   if (o.context) context = o.context;
@@ -21,6 +30,8 @@ void ParallelSpec::merge_from(const ParallelSpec& o) {
   if (o.virtual_stages) virtual_stages = o.virtual_stages;
   if (o.distributed_optimizer) distributed_optimizer = o.distributed_optimizer;
   if (o.overlap_tensor_parallel) overlap_tensor_parallel = o.overlap_tensor_parallel;
+  if (o.dgrad_reduce_scatter) dgrad_reduce_scatter = o.dgrad_reduce_scatter;
+  if (o.tensor_parallel_not_overlapped) tensor_parallel_not_overlapped = o.tensor_parallel_not_overlapped;
   if (o.evaluation_overlaps_all_gathers) evaluation_overlaps_all_gathers = o.evaluation_overlaps_all_gathers;
   if (o.recompute) recompute = o.recompute;
   if (o.sequence_parallel) sequence_parallel = o.sequence_parallel;
@@ -64,11 +75,12 @@ Recompute parse_recompute(const config::ConfigNode& v) {
 ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
   if (allow_table) {
     n.expect_only({"tensor", "context", "pipeline", "virtual_stages", "micro_batch", "distributed_optimizer", "recompute",
-                   "sequence_parallel", "overlap_tensor_parallel", "evaluation_overlaps_all_gathers", "search", "otherwise",
-                   "by_accelerators"});
+                   "sequence_parallel", "overlap_tensor_parallel", "dgrad_reduce_scatter", "tensor_parallel_not_overlapped",
+                   "evaluation_overlaps_all_gathers", "search", "otherwise", "by_accelerators"});
   } else {
     n.expect_only({"tensor", "context", "pipeline", "virtual_stages", "micro_batch", "distributed_optimizer", "recompute",
-                   "sequence_parallel", "overlap_tensor_parallel", "evaluation_overlaps_all_gathers", "search", "otherwise"});
+                   "sequence_parallel", "overlap_tensor_parallel", "dgrad_reduce_scatter", "tensor_parallel_not_overlapped",
+                   "evaluation_overlaps_all_gathers", "search", "otherwise"});
   }
   ParallelSpec s;
   const auto count = [&](const char* key, std::optional<int>& out) {
@@ -94,6 +106,27 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
   if (auto v = n.find("recompute")) s.recompute = parse_recompute(*v);
   if (auto v = n.find("sequence_parallel")) s.sequence_parallel = v->as_bool();
   if (auto v = n.find("overlap_tensor_parallel")) s.overlap_tensor_parallel = v->as_bool();
+  if (auto v = n.find("dgrad_reduce_scatter")) {
+    const std::string name = v->as_string();
+    if (name == "pipelined") {
+      s.dgrad_reduce_scatter = DgradReduceScatter::pipelined;
+    } else if (name == "bulk") {
+      s.dgrad_reduce_scatter = DgradReduceScatter::bulk;
+    } else if (name == "bulk_under_context_parallel") {
+      s.dgrad_reduce_scatter = DgradReduceScatter::bulk_under_context_parallel;
+    } else {
+      v->fail("unknown reduce-scatter '" + name + "'", "valid: pipelined, bulk, bulk_under_context_parallel");
+    }
+  }
+  if (auto list = n.find("tensor_parallel_not_overlapped")) {
+    PlainTpGemms plain;  // an empty list: every GEMM overlapped, as without the key
+    for (const auto& v : list->elements()) {
+      const std::string name = v.as_string();
+      if (name != "qkv" && name != "fc1") v.fail("unknown GEMM '" + name + "'", "valid: qkv, fc1");
+      (name == "qkv" ? plain.qkv : plain.fc1) = true;
+    }
+    s.tensor_parallel_not_overlapped = plain;
+  }
   if (auto v = n.find("evaluation_overlaps_all_gathers")) s.evaluation_overlaps_all_gathers = v->as_bool();
   if (auto search = n.find("search")) {
     search->expect_only({"tensor", "context", "pipeline", "virtual_stages", "recompute"});
@@ -182,6 +215,10 @@ std::optional<ParallelLayout> resolve_layout(const ParallelSpec& s, const Topolo
   l.pp = s.pipeline.value_or(1);
   l.sharding = s.distributed_optimizer.value_or(Sharding::none);
   l.overlap_tensor_parallel = s.overlap_tensor_parallel.value_or(true);
+  const DgradReduceScatter dgrad = s.dgrad_reduce_scatter.value_or(DgradReduceScatter::pipelined);
+  l.pipelined_dgrad_reduce_scatters =
+      dgrad == DgradReduceScatter::pipelined || (dgrad == DgradReduceScatter::bulk_under_context_parallel && l.cp == 1);
+  l.not_overlapped = s.tensor_parallel_not_overlapped.value_or(PlainTpGemms{});
   l.evaluation_overlaps_all_gathers = s.evaluation_overlaps_all_gathers.value_or(true);
   l.recompute = s.recompute.value_or(Recompute::none);
   l.sequence_parallel = s.sequence_parallel.value_or(true);

@@ -30,6 +30,26 @@ const char* sharding_name(Sharding s);
 enum class Recompute { none, selective, full };
 const char* recompute_name(Recompute r);
 
+/// How TransformerEngine reduce-scatters the input gradient of a column-parallel GEMM (qkv, fc1)
+/// under sequence parallelism (Megatron's tp_comm_overlap_rs_dgrad): pipelined with that GEMM's
+/// chunks (userbuffers' ring exchange), or in bulk beside the layer's weight-gradient GEMM, which
+/// hides it where the weights train and leaves it exposed where they are frozen (LoRA's base
+/// model: "Allow overlapping of dgrad reduce-scatter with dgrad GEMMs (instead of wgrad GEMMs which
+/// are not done when using LoRA)", NVIDIA/NeMo scripts/performance/llm/finetune_llama3_70b.py).
+/// bulk_under_context_parallel: pipelined at CP1, bulk at CP > 1, as NVIDIA's v4.1 Llama2 LoRA
+/// recipes ran it (TransformerEngine of NeMo 24.09 did not pipeline it with CP: "TODO: TP-RS
+/// overlap not enabled with CP2", conf/tp_overlap/h100tp4cp2mbs1.yaml).
+enum class DgradReduceScatter { pipelined, bulk, bulk_under_context_parallel };
+const char* dgrad_reduce_scatter_name(DgradReduceScatter d);
+
+/// Column-parallel GEMMs of a transformer layer whose TP communication runs outside userbuffers
+/// (Megatron's tp_comm_overlap_disable_qkv and _fc1): a plain all-gather before the GEMM, and the
+/// input gradient's reduce-scatter in bulk (DgradReduceScatter::bulk) whatever the layout says.
+struct PlainTpGemms {
+  bool qkv = false, fc1 = false;
+  bool holds(const std::string& gemm) const { return (gemm == "qkv" && qkv) || (gemm == "fc1" && fc1); }
+};
+
 /// Limits on the model-parallel sizes the layout search tries (layout_search.hpp); an empty list
 /// leaves that size free (every power of two the workload and machine allow).
 struct LayoutSearch {
@@ -49,6 +69,8 @@ struct ParallelSpec {
   std::optional<int> virtual_stages;  // interleaved 1F1B: model chunks per pipeline stage
   std::optional<Sharding> distributed_optimizer;
   std::optional<bool> overlap_tensor_parallel;
+  std::optional<DgradReduceScatter> dgrad_reduce_scatter;
+  std::optional<PlainTpGemms> tensor_parallel_not_overlapped;
   std::optional<bool> evaluation_overlaps_all_gathers;
   std::optional<Recompute> recompute;
   std::optional<bool> sequence_parallel;
@@ -76,7 +98,7 @@ struct ParallelSpecs {
 };
 
 /// Parses {tensor, context, pipeline, virtual_stages, micro_batch, distributed_optimizer, recompute, sequence_parallel,
-/// overlap_tensor_parallel, evaluation_overlaps_all_gathers, search: {tensor: [..], context: [..], pipeline: [..]},
+/// overlap_tensor_parallel, dgrad_reduce_scatter, tensor_parallel_not_overlapped: [qkv, fc1], evaluation_overlaps_all_gathers, search: {tensor: [..], context: [..], pipeline: [..]},
 /// otherwise: [{tensor, context, pipeline}, ..], by_accelerators: {N: {...}}}.
 ParallelSpecs parse_parallel_specs(const config::ConfigNode& node);
 
@@ -90,6 +112,11 @@ struct ParallelLayout {
   int virtual_stages = 1;
   Sharding sharding = Sharding::none;
   bool overlap_tensor_parallel = true;
+  // Under overlap_tensor_parallel: whether the column-parallel GEMMs' input-gradient reduce-scatters
+  // are pipelined with them (DgradReduceScatter resolved at this CP), and which GEMMs run their TP
+  // communication outside userbuffers.
+  bool pipelined_dgrad_reduce_scatters = true;
+  PlainTpGemms not_overlapped;
   // Whether a forward without gradients (the evaluation) still overlaps the all-gathers before
   // the column-parallel GEMMs. TransformerEngine 1.x turns that overlap off unless
   // torch.is_grad_enabled() (NVIDIA/TransformerEngine issue 1398, quoting _LayerNormLinear;

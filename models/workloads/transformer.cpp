@@ -188,6 +188,8 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   layer.tp_tensor = hidden_state;
   layer.tp_all_gathers = 2;
   layer.tp_reduce_scatters = 2;
+  layer.tp_column_gemms = {"qkv", "fc1"};
+  layer.tp_gemms_frozen = lora;
   layer.cp_exchange = Bytes(2 * s * kv * kBf16);
   layer.pipeline_boundary = hidden_state;
 
@@ -208,6 +210,7 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   head.activations = Bytes(s * vocab * kBf16);  // the logits
   head.tp_tensor = hidden_state;                // the final norm's output, gathered before the head
   head.tp_all_gathers = 1;
+  head.tp_gemms_frozen = t.lora.has_value();
   head.pipeline_boundary = hidden_state;  // as every hand-written head: its TP tensor
   head.checkpointed = false;              // outside Megatron's checkpointed transformer block
   return {embedding, layer, head};

@@ -117,6 +117,7 @@ LayerGroup parse_layer(const config::ConfigNode& n) {
     l.tp_tensor = tp->at("tensor").as_positive_bytes();
     l.tp_all_gathers = static_cast<int>(nonnegative_int(tp->at("all_gathers")));
     l.tp_reduce_scatters = static_cast<int>(nonnegative_int(tp->at("reduce_scatters")));
+    l.tp_gemms_frozen = l.trainable_parameters == 0;
   }
   if (auto cp = n.find("context_parallel")) {
     cp->expect_only({"exchange"});

@@ -42,6 +42,12 @@ struct LayerGroup {
   Bytes tp_tensor;
   int tp_all_gathers = 0;
   int tp_reduce_scatters = 0;
+  // The column-parallel GEMMs behind the all-gathers, in order ("qkv", "fc1" in a generated
+  // transformer layer; empty where the layer is written by hand), which
+  // ParallelLayout::not_overlapped names; and whether their weights are frozen (LoRA's base), so
+  // that no weight-gradient GEMM hides a bulk reduce-scatter of their input gradients.
+  std::vector<std::string> tp_column_gemms;
+  bool tp_gemms_frozen = false;
   Bytes cp_exchange;                      // context parallel: K and V of the whole sequence, per sample
   // Pipeline parallelism: what a stage ending with this layer hands the next one, per sample
   // (before TP and CP split it): the key `pipeline_boundary`, else the TP tensor (a transformer's

@@ -165,7 +165,7 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
   truth.kinds["H200-SXM5-141GB"] = {std::log(1.1), 0};
   truth.kinds["H100-NVL-94GB"] = {std::log(0.8), 0};
   const PlatformCatalog platforms(catalog());
-  const SystemModelInputs generate{catalog(), platforms, truth, 0, 1};
+  const SystemModelInputs generate{catalog(), platforms, truth, 0, 1, models::LayoutChoice::recipe};
   std::vector<MlperfResult> rows = v41();
   // Each row's time is that of runs converging where the row's runs did (1.4x the reference's
   // samples for BERT on A100 PCIe): the fit must read that from the row, not from the hardware.

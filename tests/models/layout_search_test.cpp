@@ -291,4 +291,24 @@ TEST(LayoutSearch, RecomputesOnlyWhatMemoryForcesAndInterleavesWhereItShortensTh
   EXPECT_NEAR(to_seconds(two->step.step - two->step.optimizer) * 1e3, 30, 0.1);
 }
 
+TEST(LayoutSearch, APublishedRowKeepsItsRecipeWhereTheModelWouldPreferAnother) {
+  // Llama2-70B LoRA on 64 H100 at GBS 8: NVIDIA's TP4 CP2, as every v4.1 submission on 64 H100 ran
+  // it. Asked for the layout a row ran (LayoutChoice::recipe), the search keeps it whatever else is
+  // faster; on one node, where TP1 CP2 does not fit an 80 GB H100, the recipe's `otherwise`.
+  const Workload w = testing::shipped_workload("llama2_70b_lora");
+  const Platform p = testing::shipped_platform("dgx_h100");
+  const auto ran = [&](int n, LayoutChoice c) {
+    return fastest_layout(w, p, n, 8, w.parallelism.for_accelerators(n), LayoutSearch{}, Fidelity::analytic,
+                          LayoutFallback::any, c);
+  };
+  const auto recipe = ran(64, LayoutChoice::recipe), fastest = ran(64, LayoutChoice::fastest);
+  ASSERT_TRUE(recipe && recipe->ok() && fastest && fastest->ok());
+  EXPECT_EQ(recipe->layout.describe(), "TP4 CP2 PP1 DP8 mb1 x1 ZeRO-1");
+  EXPECT_EQ(recipe->layout_basis, "recipe");
+  EXPECT_GE(recipe->time_to_train, fastest->time_to_train);
+  const auto node = ran(8, LayoutChoice::recipe);
+  ASSERT_TRUE(node && node->ok());
+  EXPECT_EQ(node->layout.describe(), "TP4 CP1 PP1 DP2 mb1 x4 ZeRO-1");
+}
+
 }  // namespace sp::models

@@ -109,6 +109,10 @@ TEST(BadScenario, OverridesAreReportedAtTheArgument) {
       {{"good.yaml", {"parallelism.otherwise=[{tensr: 2}]"}}, "parallelism.otherwise[0].tensr: unknown key"},
       {{"good.yaml", {"parallelism.evaluation_overlaps_all_gathers=sometimes"}},
        "parallelism.evaluation_overlaps_all_gathers: \"sometimes\" is not true or false"},
+      {{"good.yaml", {"parallelism.dgrad_reduce_scatter=sideways"}},
+       "parallelism.dgrad_reduce_scatter: unknown reduce-scatter 'sideways' (valid: pipelined, bulk, bulk_under_context_parallel)"},
+      {{"good.yaml", {"parallelism.tensor_parallel_not_overlapped=[qkv, proj]"}},
+       "parallelism.tensor_parallel_not_overlapped[1]: unknown GEMM 'proj' (valid: qkv, fc1)"},
       {{"good.yaml", {"parallelism.recompute=some"}},
        "parallelism.recompute: unknown recompute 'some' (valid: none, selective, full)"},
       // Failures, checkpoints and restarts (models/goodput/reliability.hpp).
