@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <initializer_list>
+#include <string>
+#include <vector>
+
 namespace sp::models {
 
 const char* sharding_name(Sharding s) {
@@ -64,24 +68,29 @@ ParallelSpec ParallelSpecs::for_accelerators(int n) const {
 }
 
 namespace {
-Recompute parse_recompute(const config::ConfigNode& v) {
+// One of an enum's values by its name (`name_of`), or an error naming the valid ones.
+template <typename E>
+E parse_named(const config::ConfigNode& v, const char* what, std::initializer_list<E> values, const char* (*name_of)(E)) {
   const std::string name = v.as_string();
-  if (name == "none") return Recompute::none;
-  if (name == "selective") return Recompute::selective;
-  if (name != "full") v.fail("unknown recompute '" + name + "'", "valid: none, selective, full");
-  return Recompute::full;
+  std::string valid;
+  for (E e : values) {
+    if (name == name_of(e)) return e;
+    valid += (valid.empty() ? "" : ", ") + std::string(name_of(e));
+  }
+  v.fail("unknown " + std::string(what) + " '" + name + "'", "valid: " + valid);
+}
+
+Recompute parse_recompute(const config::ConfigNode& v) {
+  return parse_named(v, "recompute", {Recompute::none, Recompute::selective, Recompute::full}, recompute_name);
 }
 
 ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
-  if (allow_table) {
-    n.expect_only({"tensor", "context", "pipeline", "virtual_stages", "micro_batch", "distributed_optimizer", "recompute",
-                   "sequence_parallel", "overlap_tensor_parallel", "dgrad_reduce_scatter", "tensor_parallel_not_overlapped",
-                   "evaluation_overlaps_all_gathers", "search", "otherwise", "by_accelerators"});
-  } else {
-    n.expect_only({"tensor", "context", "pipeline", "virtual_stages", "micro_batch", "distributed_optimizer", "recompute",
-                   "sequence_parallel", "overlap_tensor_parallel", "dgrad_reduce_scatter", "tensor_parallel_not_overlapped",
-                   "evaluation_overlaps_all_gathers", "search", "otherwise"});
-  }
+  std::vector<std::string> keys = {"tensor", "context", "pipeline", "virtual_stages", "micro_batch",
+                                   "distributed_optimizer", "recompute", "sequence_parallel", "overlap_tensor_parallel",
+                                   "dgrad_reduce_scatter", "tensor_parallel_not_overlapped",
+                                   "evaluation_overlaps_all_gathers", "search", "otherwise"};
+  if (allow_table) keys.push_back("by_accelerators");
+  n.expect_only(keys);
   ParallelSpec s;
   const auto count = [&](const char* key, std::optional<int>& out) {
     if (auto v = n.find(key)) out = v->as_count();
@@ -92,31 +101,17 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
   count("micro_batch", s.micro_batch);
   count("virtual_stages", s.virtual_stages);
   if (auto v = n.find("distributed_optimizer")) {
-    const std::string name = v->as_string();
-    if (name == "none") {
-      s.distributed_optimizer = Sharding::none;
-    } else if (name == "global") {
-      s.distributed_optimizer = Sharding::global;
-    } else if (name == "within_node") {
-      s.distributed_optimizer = Sharding::within_node;
-    } else {
-      v->fail("unknown sharding '" + name + "'", "valid: none, global, within_node");
-    }
+    s.distributed_optimizer =
+        parse_named(*v, "sharding", {Sharding::none, Sharding::global, Sharding::within_node}, sharding_name);
   }
   if (auto v = n.find("recompute")) s.recompute = parse_recompute(*v);
   if (auto v = n.find("sequence_parallel")) s.sequence_parallel = v->as_bool();
   if (auto v = n.find("overlap_tensor_parallel")) s.overlap_tensor_parallel = v->as_bool();
   if (auto v = n.find("dgrad_reduce_scatter")) {
-    const std::string name = v->as_string();
-    if (name == "pipelined") {
-      s.dgrad_reduce_scatter = DgradReduceScatter::pipelined;
-    } else if (name == "bulk") {
-      s.dgrad_reduce_scatter = DgradReduceScatter::bulk;
-    } else if (name == "bulk_under_context_parallel") {
-      s.dgrad_reduce_scatter = DgradReduceScatter::bulk_under_context_parallel;
-    } else {
-      v->fail("unknown reduce-scatter '" + name + "'", "valid: pipelined, bulk, bulk_under_context_parallel");
-    }
+    s.dgrad_reduce_scatter = parse_named(*v, "reduce-scatter",
+                                         {DgradReduceScatter::pipelined, DgradReduceScatter::bulk,
+                                          DgradReduceScatter::bulk_under_context_parallel},
+                                         dgrad_reduce_scatter_name);
   }
   if (auto list = n.find("tensor_parallel_not_overlapped")) {
     PlainTpGemms plain;  // an empty list: every GEMM overlapped, as without the key

@@ -109,6 +109,8 @@ TEST(BadScenario, OverridesAreReportedAtTheArgument) {
       {{"good.yaml", {"parallelism.otherwise=[{tensr: 2}]"}}, "parallelism.otherwise[0].tensr: unknown key"},
       {{"good.yaml", {"parallelism.evaluation_overlaps_all_gathers=sometimes"}},
        "parallelism.evaluation_overlaps_all_gathers: \"sometimes\" is not true or false"},
+      {{"good.yaml", {"parallelism.distributed_optimizer=zero3"}},
+       "parallelism.distributed_optimizer: unknown sharding 'zero3' (valid: none, global, within_node)"},
       {{"good.yaml", {"parallelism.dgrad_reduce_scatter=sideways"}},
        "parallelism.dgrad_reduce_scatter: unknown reduce-scatter 'sideways' (valid: pipelined, bulk, bulk_under_context_parallel)"},
       {{"good.yaml", {"parallelism.tensor_parallel_not_overlapped=[qkv, proj]"}},
