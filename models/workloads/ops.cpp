@@ -113,6 +113,34 @@ void expand_unfused_attention(const Op& op, const Shard& s, Pass pass, const std
   matmul(keys, op.head_dim, queries);  // dK = dS^T Q
 }
 
+// Ring attention merges each step's partial result, as TransformerEngine's AttnFuncWithCPAndKVP2P
+// does (transformer_engine/pytorch/attention.py, v1.10 in NVIDIA's 24.09 containers): forward, the
+// output zeroed, then per step out += out_step x exp(lse_step - lse) (read both, write out) and the
+// log-sum-exp merged; backward, per step dQ += dQ_step and dK, dV concatenated into dKV then added
+// into the ring's dKV buffer, and K, V copied once into the P2P buffer. Under a causal mask with
+// its load balancing, a step with a later rank's keys merges half the queries: over the ranks,
+// 1 + 0.75 (cp - 1) steps' worth. Elements of 2 B; FP8 merges in fp32 (4 B). `q_rows` is queries x
+// heads on the rank, `keys` the keys a step brings.
+Kernel ring_merges(const Op& op, const Shard& s, Pass pass, const std::string& dtype, double q_rows, double keys) {
+  const double e = dtype == "fp8" ? 4.0 : 2.0;
+  const double q = q_rows * op.head_dim * s.samples;
+  const double kv_heads = std::max(1.0, (op.kv_heads > 0 ? op.kv_heads : op.heads) / s.tp);
+  const double kv = 2.0 * keys * kv_heads * op.head_dim * s.samples;
+  const double steps = op.causal ? 1.0 + 0.75 * (s.cp - 1) : s.cp;
+  Kernel m;
+  m.kind = Kernel::Kind::stream;
+  m.dtype = dtype;
+  m.as_run = true;
+  if (pass == Pass::forward) {
+    m.bytes = Bytes(q * e * (1.0 + 3.0 * steps));
+    m.count = 1.0 + 2.0 * s.cp;  // the zeroing, then a merge of the output and one of the lse a step
+  } else {
+    m.bytes = Bytes(q * e * 3.0 * steps + kv * e * (5.0 * steps + 2.0));
+    m.count = 1.0 + 3.0 * s.cp;  // the copy, then dQ's add, dKV's concatenation and add a step
+  }
+  return m;
+}
+
 void expand_attention(const Op& op, const Shard& s, Pass pass, const std::string& dtype, std::vector<Kernel>& out) {
   if (op.unfused) return expand_unfused_attention(op, s, pass, dtype, out);
   const double heads = std::max(1.0, op.heads / s.tp);
@@ -139,6 +167,7 @@ void expand_attention(const Op& op, const Shard& s, Pass pass, const std::string
   if (pass == Pass::backward) a.work /= 2.0;         // ... the work split over them
   if (pass == Pass::backward) a.exponentials /= 2.0;  // ... the recompute in the main one
   out.push_back(a);
+  if (s.cp > 1) out.push_back(ring_merges(op, s, pass, dtype, queries * heads, keys));
 }
 
 }  // namespace

@@ -118,6 +118,9 @@ struct Kernel {
   // back once fused copies make it grouped (small_workload.cpp)
   Bytes nchw_activation_bytes;
   double count = 1;      // identical kernels
+  // stream: the implementation's own kernels, described as it runs them (ring attention's merges):
+  // software_efficiency, the fusion the MLPerf code adds to plain PyTorch's passes, leaves them alone
+  bool as_run = false;
   std::string dtype;
   Flops model_flops;     // as the workload counts them (all kernels of this entry)
 };

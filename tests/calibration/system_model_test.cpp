@@ -121,17 +121,17 @@ TEST(SystemModel, TheSpecOfAChosenLayoutGivesItBackWithItsOverlaps) {
 
 TEST(SystemModel, ARowsDeclaredLayoutReplacesTheSearch) {
   // Llama2-70B LoRA on 16 H100 at GBS 8: the workload's multi-node recipe is TP4 CP2, 2 replicas
-  // of 4 micro-batches (as Dell ran it). The uncalibrated search takes TP2 CP2 (4 replicas of 2):
-  // each layer's compute waits for qkv's all-gather and, at CP2, two input-gradient
-  // reduce-scatters, which at TP2 move 1/2 of the hidden state where TP4 moves 3/4 for half the
-  // compute. Lambda's logs say it ran TP4 CP1: declared, it is taken as it is.
+  // of 4 micro-batches (as Dell ran it). The uncalibrated search takes TP4 CP1 (4 replicas of 2),
+  // as Lambda ran it: at CP2 each layer's compute waits for two input-gradient reduce-scatters,
+  // not one, and merges its ring steps' partial results. Lambda's logs say it ran TP4 CP1:
+  // declared, it is taken as it is, and said so.
   const PlatformCatalog platforms(catalog());
   const SystemModelInputs in{catalog(), platforms, models::Calibration{}, 0, 1};
   MlperfResult row = system_row("llama2_70b_lora", "NVIDIA H100-SXM5-80GB", 16, 8);
   row.global_batch = 8;
   SystemPrediction p = predict_system(row, in);
   ASSERT_EQ(p.status, "ok") << p.message;
-  EXPECT_EQ(p.estimate.layout.describe(), "TP2 CP2 PP1 DP4 mb1 x2 ZeRO-1");
+  EXPECT_EQ(p.estimate.layout.describe(), "TP4 CP1 PP1 DP4 mb1 x2 ZeRO-1");
   EXPECT_EQ(p.estimate.layout_basis, "searched");
   row.tensor_parallel = 4;
   row.context_parallel = 1;

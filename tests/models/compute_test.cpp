@@ -402,3 +402,50 @@ TEST(Workload, FrozenLayersBeforeTheFirstTrainableRunNoBackward) {
 }
 
 }  // namespace sp::models
+
+namespace sp::models {
+
+TEST(Ops, RingAttentionMergesEachStepsPartialResult) {
+  // Llama2-70B's attention at CP2 on one sample of 8192 causal tokens, TP1: each rank holds 4096
+  // queries of 64 heads x 128 = 33,554,432 output elements (bf16, 2 B) and K, V of 8 heads:
+  // 2 x 4096 x 8 x 128 = 8,388,608 elements. Causal with load balancing, over the ranks
+  // 1 + 0.75 x (2 - 1) = 1.75 steps' worth of merges.
+  //   forward:  zeroing (1 x 2 B) + 1.75 x (read both, write out: 3 x 2 B) = 12.5 B an output
+  //             element: 419,430,400 B in 1 + 2 x 2 = 5 kernels;
+  //   backward: dQ 1.75 x 6 B an output element (352,321,536 B) and dKV (5 x 1.75 + 2) x 2 B = 21.5 B
+  //             a K/V element (180,355,072 B): 532,676,608 B in 1 + 3 x 2 = 7 kernels.
+  Op attn = op(OpKind::attention, "self");
+  attn.heads = 64, attn.kv_heads = 8, attn.head_dim = 128, attn.causal = true;
+  Shard s;
+  s.tokens_per_sample = 8192, s.cp = 2;
+  const std::vector<Kernel> fwd = expand(attn, s, Pass::forward, "bf16"), bwd = expand(attn, s, Pass::backward, "bf16");
+  ASSERT_EQ(fwd.size(), 2u);
+  ASSERT_EQ(bwd.size(), 2u);
+  EXPECT_EQ(fwd[1].kind, Kernel::Kind::stream);
+  EXPECT_TRUE(fwd[1].as_run);
+  EXPECT_DOUBLE_EQ(fwd[1].bytes.value(), 419430400.0);
+  EXPECT_EQ(fwd[1].count, 5);
+  EXPECT_DOUBLE_EQ(bwd[1].bytes.value(), 532676608.0);
+  EXPECT_EQ(bwd[1].count, 7);
+  // FP8 attention merges in fp32: twice the bytes. Without CP nothing is merged.
+  Op fp8 = attn;
+  fp8.precision = "fp8";
+  EXPECT_DOUBLE_EQ(expand(fp8, s, Pass::forward, "fp8")[1].bytes.value(), 2 * 419430400.0);
+  s.cp = 1;
+  EXPECT_EQ(expand(attn, s, Pass::forward, "bf16").size(), 1u);
+  // TransformerEngine's own kernels, described as it runs them: software_efficiency, the fusion of
+  // plain PyTorch's passes, leaves them (and the attention) alone. On simple_platform (1 TB/s, no
+  // kernel latency) the forward merges take 419.4304 us whatever the factor.
+  s.cp = 2;
+  const Accelerator a = testing::simple_platform().accelerator;
+  Workload w = testing::two_layer_workload(1, 1);
+  LayerGroup l = w.layers[0];
+  l.ops = {attn};
+  const LayerCompute one = layer_compute(l, w, a, s, "fp16");
+  w.software_efficiency = 4;
+  const LayerCompute four = layer_compute(l, w, a, s, "fp16");
+  EXPECT_EQ(one.forward.time.ps(), four.forward.time.ps());
+  EXPECT_NEAR(testing::us(one.forward.memory_bound), 419.4304, 1e-6);
+}
+
+}  // namespace sp::models
