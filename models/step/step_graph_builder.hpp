@@ -77,7 +77,8 @@ class Builder {
   };
   TpExposure tp_exposure(const LayerGroup& l, bool forward, bool gradients, int n_ag, int n_rs) const;
   // The TP communication an evaluation's forward of the layer waits for (tp_exposure without
-  // gradients), as runs on its stream before and after its compute. Closed-form times at every fidelity (the evaluation is not replayed on the links).
+  // gradients), as runs on its stream before and after its compute. Closed-form times at every
+  // fidelity (the evaluation is not replayed on the links).
   struct EvaluationComm {
     std::vector<KernelRun> before, after;
   };

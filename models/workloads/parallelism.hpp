@@ -97,8 +97,9 @@ struct ParallelSpecs {
   ParallelSpec for_accelerators(int n) const;
 };
 
-/// Parses {tensor, context, pipeline, virtual_stages, micro_batch, distributed_optimizer, recompute, sequence_parallel,
-/// overlap_tensor_parallel, dgrad_reduce_scatter, tensor_parallel_not_overlapped: [qkv, fc1], evaluation_overlaps_all_gathers, search: {tensor: [..], context: [..], pipeline: [..]},
+/// Parses {tensor, context, pipeline, virtual_stages, micro_batch, distributed_optimizer, recompute,
+/// sequence_parallel, overlap_tensor_parallel, dgrad_reduce_scatter, tensor_parallel_not_overlapped:
+/// [qkv, fc1], evaluation_overlaps_all_gathers, search: {tensor: [..], context: [..], pipeline: [..]},
 /// otherwise: [{tensor, context, pipeline}, ..], by_accelerators: {N: {...}}}.
 ParallelSpecs parse_parallel_specs(const config::ConfigNode& node);
 
