@@ -119,6 +119,9 @@ models::ParallelSpec spec_of(const models::ParallelLayout& l) {
   s.dgrad_reduce_scatter = l.pipelined_dgrad_reduce_scatters ? models::DgradReduceScatter::pipelined : models::DgradReduceScatter::bulk;
   s.tensor_parallel_not_overlapped = l.not_overlapped;
   s.evaluation_overlaps_all_gathers = l.evaluation_overlaps_all_gathers;
+  s.virtual_stages = l.virtual_stages;
+  s.recompute = l.recompute;
+  s.sequence_parallel = l.sequence_parallel;
   return s;
 }
 

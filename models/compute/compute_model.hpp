@@ -4,7 +4,10 @@
 //            with an attention's products at its measured share of the GEMM rate, plus its softmax
 //            exponentials at the multi-function units' rate, or the longer of the two where it
 //            overlaps them)
-//          + sum over element-wise kernels (latency + bytes at bandwidth) / software_efficiency ]
+//          + sum over element-wise kernels the implementation runs as described (ring attention's
+//            merges: latency + bytes at bandwidth)
+//          + sum over element-wise kernels as plain PyTorch runs them (latency + bytes at
+//            bandwidth) / software_efficiency ]
 //          / accelerator efficiency_scale
 // software_efficiency is how much of the element-wise work the workload file describes (the
 // kernel inventory of plain PyTorch) the MLPerf implementation still does: fused code launches

@@ -30,7 +30,7 @@ struct Instance {
   LayerCompute compute;
   double trainable = 0;  // parameters whose gradients this rank reduces (after TP)
   Duration attention_forward;  // its attention ops' forward: what selective recompute runs again
-  Duration attention_memory_bound;  // of which streaming (unfused attention's element-wise kernels)
+  Duration attention_memory_bound;  // of which streaming (an unfused attention's element-wise kernels, ring merges)
 };
 
 class Builder {
@@ -71,7 +71,8 @@ class Builder {
   // (ParallelLayout::not_overlapped), or all of them without gradients where their overlap needs
   // gradients (evaluation_overlaps_all_gathers). Backward: the input-gradient reduce-scatters that
   // run in bulk (not pipelined, or outside userbuffers) where no weight-gradient GEMM hides them
-  // (LayerGroup::tp_gemms_frozen).
+  // (LayerGroup::tp_gemms_frozen). Both are userbuffers settings, so under sequence parallelism
+  // only.
   struct TpExposure {
     int gathers_before = 0, scatters_after = 0;
   };

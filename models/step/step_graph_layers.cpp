@@ -60,6 +60,8 @@ std::pair<int, int> Builder::tp_comms(const LayerGroup& l) {
 Builder::TpExposure Builder::tp_exposure(const LayerGroup& l, bool forward, bool gradients, int n_ag, int n_rs) const {
   if (!lay_.overlap_tensor_parallel) return {n_ag, n_rs};
   if (forward && !gradients && !lay_.evaluation_overlaps_all_gathers) return {n_ag, 0};
+  // Userbuffers overlap TP only under sequence parallelism: without it the keys below say nothing.
+  if (!lay_.sequence_parallel) return {};
   const auto gemms = static_cast<std::size_t>(std::max(0, l.tp_all_gathers));
   int plain = 0;
   for (std::size_t i = 0; i < std::min(gemms, l.tp_column_gemms.size()); ++i) plain += lay_.not_overlapped.holds(l.tp_column_gemms[i]);

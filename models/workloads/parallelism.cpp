@@ -117,8 +117,11 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
     PlainTpGemms plain;  // an empty list: every GEMM overlapped, as without the key
     for (const auto& v : list->elements()) {
       const std::string name = v.as_string();
-      if (name != "qkv" && name != "fc1") v.fail("unknown GEMM '" + name + "'", "valid: qkv, fc1");
-      (name == "qkv" ? plain.qkv : plain.fc1) = true;
+      if (name != PlainTpGemms::kQkv && name != PlainTpGemms::kFc1) {
+        v.fail("unknown GEMM '" + name + "'", fmt::format("valid: {}, {}", PlainTpGemms::kQkv, PlainTpGemms::kFc1));
+      }
+      if (plain.holds(name)) v.fail("'" + name + "' is listed twice");
+      (name == PlainTpGemms::kQkv ? plain.qkv : plain.fc1) = true;
     }
     s.tensor_parallel_not_overlapped = plain;
   }

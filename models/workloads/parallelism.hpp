@@ -46,8 +46,10 @@ const char* dgrad_reduce_scatter_name(DgradReduceScatter d);
 /// (Megatron's tp_comm_overlap_disable_qkv and _fc1): a plain all-gather before the GEMM, and the
 /// input gradient's reduce-scatter in bulk (DgradReduceScatter::bulk) whatever the layout says.
 struct PlainTpGemms {
+  static constexpr const char* kQkv = "qkv";  // the attention's fused input projection
+  static constexpr const char* kFc1 = "fc1";  // the MLP's first GEMM (gate and up under SwiGLU)
   bool qkv = false, fc1 = false;
-  bool holds(const std::string& gemm) const { return (gemm == "qkv" && qkv) || (gemm == "fc1" && fc1); }
+  bool holds(const std::string& gemm) const { return (gemm == kQkv && qkv) || (gemm == kFc1 && fc1); }
 };
 
 /// Limits on the model-parallel sizes the layout search tries (layout_search.hpp); an empty list

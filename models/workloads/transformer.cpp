@@ -188,7 +188,7 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   layer.tp_tensor = hidden_state;
   layer.tp_all_gathers = 2;
   layer.tp_reduce_scatters = 2;
-  layer.tp_column_gemms = {"qkv", "fc1"};
+  layer.tp_column_gemms = {PlainTpGemms::kQkv, PlainTpGemms::kFc1};
   layer.tp_gemms_frozen = lora;
   layer.cp_exchange = Bytes(2 * s * kv * kBf16);
   layer.pipeline_boundary = hidden_state;
@@ -210,6 +210,9 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   head.activations = Bytes(s * vocab * kBf16);  // the logits
   head.tp_tensor = hidden_state;                // the final norm's output, gathered before the head
   head.tp_all_gathers = 1;
+  // Megatron's output layer never uses userbuffers (its all-gather runs before it, its input
+  // gradient's reduce-scatter beside a weight gradient); taken as the layout's other
+  // column-parallel GEMMs, 1 of 81 layers in Llama2-70B (under 0.05 % of a step).
   head.tp_gemms_frozen = t.lora.has_value();
   head.pipeline_boundary = hidden_state;  // as every hand-written head: its TP tensor
   head.checkpointed = false;              // outside Megatron's checkpointed transformer block

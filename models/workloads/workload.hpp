@@ -44,8 +44,9 @@ struct LayerGroup {
   int tp_reduce_scatters = 0;
   // The column-parallel GEMMs behind the all-gathers, in order ("qkv", "fc1" in a generated
   // transformer layer; empty where the layer is written by hand), which
-  // ParallelLayout::not_overlapped names; and whether their weights are frozen (LoRA's base), so
-  // that no weight-gradient GEMM hides a bulk reduce-scatter of their input gradients.
+  // ParallelLayout::not_overlapped names; and whether their weights are frozen (LoRA's base; a
+  // hand-written layer's when it trains nothing), so that no weight-gradient GEMM hides a bulk
+  // reduce-scatter of their input gradients.
   std::vector<std::string> tp_column_gemms;
   bool tp_gemms_frozen = false;
   Bytes cp_exchange;                      // context parallel: K and V of the whole sequence, per sample

@@ -88,6 +88,19 @@ TEST(TensorParallelOverlap, BulkReduceScattersHideOnlyBehindAWeightGradient) {
   EXPECT_NEAR(step_us(w, s), 4234, 1e-3);
 }
 
+TEST(TensorParallelOverlap, WithoutSequenceParallelismTheUserbuffersKeysSayNothing) {
+  // Userbuffers overlap TP only under sequence parallelism. Without it the layer all-reduces after
+  // its row-parallel GEMMs forward and its column-parallel ones backward (no all-gathers): the
+  // keys leave that as it was, every all-reduce beside the compute (4,000 us).
+  const Workload w = lora_like();
+  ParallelSpec s = tp4();
+  s.sequence_parallel = false;
+  EXPECT_NEAR(step_us(w, s), 4000, 1e-3);
+  s.tensor_parallel_not_overlapped = PlainTpGemms{true, true};
+  s.dgrad_reduce_scatter = DgradReduceScatter::bulk;
+  EXPECT_NEAR(step_us(w, s), 4000, 1e-3);
+}
+
 TEST(TensorParallelOverlap, AnEvaluationWaitsForTheAllGathersOutsideUserbuffers) {
   // The evaluation's forward (no gradients) waits for qkv's all-gather, 78 us, where the
   // all-gathers otherwise overlap without gradients; for both (156 us) where they need gradients.

@@ -115,6 +115,8 @@ TEST(BadScenario, OverridesAreReportedAtTheArgument) {
        "parallelism.dgrad_reduce_scatter: unknown reduce-scatter 'sideways' (valid: pipelined, bulk, bulk_under_context_parallel)"},
       {{"good.yaml", {"parallelism.tensor_parallel_not_overlapped=[qkv, proj]"}},
        "parallelism.tensor_parallel_not_overlapped[1]: unknown GEMM 'proj' (valid: qkv, fc1)"},
+      {{"good.yaml", {"parallelism.tensor_parallel_not_overlapped=[fc1, fc1]"}},
+       "parallelism.tensor_parallel_not_overlapped[1]: 'fc1' is listed twice"},
       {{"good.yaml", {"parallelism.recompute=some"}},
        "parallelism.recompute: unknown recompute 'some' (valid: none, selective, full)"},
       // Failures, checkpoints and restarts (models/goodput/reliability.hpp).
