@@ -1,8 +1,8 @@
 #include "models/workloads/ops.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
+#include <limits>
 
 namespace sp::models {
 

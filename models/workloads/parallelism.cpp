@@ -117,11 +117,10 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
     PlainTpGemms plain;  // an empty list: every GEMM overlapped, as without the key
     for (const auto& v : list->elements()) {
       const std::string name = v.as_string();
-      if (name != PlainTpGemms::kQkv && name != PlainTpGemms::kFc1) {
-        v.fail("unknown GEMM '" + name + "'", fmt::format("valid: {}, {}", PlainTpGemms::kQkv, PlainTpGemms::kFc1));
-      }
-      if (plain.holds(name)) v.fail("'" + name + "' is listed twice");
-      (name == PlainTpGemms::kQkv ? plain.qkv : plain.fc1) = true;
+      bool* named = plain.flag(name);
+      if (!named) v.fail("unknown GEMM '" + name + "'", fmt::format("valid: {}, {}", PlainTpGemms::kQkv, PlainTpGemms::kFc1));
+      if (*named) v.fail("'" + name + "' is listed twice");
+      *named = true;
     }
     s.tensor_parallel_not_overlapped = plain;
   }

@@ -49,6 +49,7 @@ struct PlainTpGemms {
   static constexpr const char* kQkv = "qkv";  // the attention's fused input projection
   static constexpr const char* kFc1 = "fc1";  // the MLP's first GEMM (gate and up under SwiGLU)
   bool qkv = false, fc1 = false;
+  bool* flag(const std::string& gemm) { return gemm == kQkv ? &qkv : gemm == kFc1 ? &fc1 : nullptr; }
   bool holds(const std::string& gemm) const { return (gemm == kQkv && qkv) || (gemm == kFc1 && fc1); }
 };
 

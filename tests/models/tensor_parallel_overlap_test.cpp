@@ -3,9 +3,8 @@
 // reduce-scatters run in bulk where no weight-gradient GEMM hides them.
 #include <gtest/gtest.h>
 
-#include <cstddef>
+#include <cstdint>
 
-#include "models/collective/collective.hpp"
 #include "models/step/step_graph.hpp"
 #include "models/step/step_model.hpp"
 #include "test_fixtures.hpp"
@@ -15,8 +14,9 @@ namespace {
 
 // two_layer_workload(0, 1) on one TP4 group (4 ranks, one sample a step): the first layer has no
 // TP and runs 1 ms each pass (its input gradient backward); the second is LoRA-like, its 1 ms GEMM
-// frozen (backward 1 ms, the input gradient alone) while its adapters train. Its TP tensor, 10 MB, goes through 2
-// all-gathers (before "qkv" and "fc1") and 2 reduce-scatters each pass. One ring lap on
+// frozen (backward 1 ms, the input gradient alone) while its adapters train. Its TP tensor,
+// 10 MB, goes through 2 all-gathers (before "qkv" and "fc1") and 2 reduce-scatters each pass. One
+// ring lap on
 // simple_platform: 3 x 1 us + 3/4 x 10 MB / 100 GB/s = 78 us. Beside the compute, 4 laps (312 us)
 // hide within a pass's 1 ms.
 Workload lora_like() {
@@ -120,9 +120,9 @@ TEST(TensorParallelOverlap, LlamasRecipeScattersInBulkAtContextParallelTwoAlone)
   // NVIDIA's v4.1 Llama2 LoRA recipe: qkv outside userbuffers everywhere, the other input-gradient
   // reduce-scatter (fc1's) pipelined at TP4 CP1 and in bulk at TP4 CP2. In the graph, per decoder
   // layer and micro-batch: the forward's compute waits for 1 all-gather of its own (besides the
-  // previous layer's, which every layer waits for); 1 reduce-scatter waits for
-  // the backward's compute at CP1, 2 at CP2 (80 layers, one micro-batch each at 64 and 4 GPUs),
-  // and at CP2 the frozen lm_head's one as well (161).
+  // previous layer's, which every layer waits for); 1 reduce-scatter waits for the backward's
+  // compute at CP1, 2 at CP2 (80 layers, one micro-batch each at 64 and 4 GPUs), and at CP2 the
+  // frozen lm_head's one as well (161).
   const Workload w = testing::shipped_workload("llama2_70b_lora");
   const Platform p = testing::shipped_platform("dgx_h100");
   const auto count = [&](int n, std::int64_t gbs, int& gathers_before, int& scatters_after) {
