@@ -57,6 +57,13 @@ TEST(Catalog, LaterRoundsAcceleratorNamesResolve) {
       {"NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"},
       {"NVIDIA L40S", "L40S"},
       {"TPU-trillium", "TPU-v6e"},
+      // Blackwell Ultra and CDNA 4: the memory a SKU reports does not split a kind
+      {"NVIDIA Blackwell Ultra GPU (B300-SXM-270GB)", "B300-SXM-288GB"},
+      {"NVIDIA B300-SXM-288GB", "B300-SXM-288GB"},
+      {"NVIDIA B300 SXM6 AC", "B300-SXM-288GB"},
+      {"NVIDIA Blackwell GPU (GB300)", "GB300"},
+      {"NVIDIA GB300 NVL72", "GB300"},
+      {"AMD Instinct MI355X 288GB HBM3E", "MI355X"},
       // and v4.1's still do
       {"NVIDIA Blackwell GPU (B200-SXM-180GB)", "B200-SXM-180GB"},
       {"H100 NVL Tensor Core GPU (PCIe)", "H100-NVL-94GB"},
@@ -85,7 +92,35 @@ TEST(Catalog, HardwareFilesCarryTheReferenceFigures) {
   EXPECT_DOUBLE_EQ(h100.scale_up_bandwidth.value(), 450e9);  // 900 GB/s bidirectional
   EXPECT_EQ(h100.typical_accelerators_per_node, 8);
   EXPECT_DOUBLE_EQ(h100.typical_nic_bandwidth.value(), 50e9);  // 400 Gb/s
-  EXPECT_EQ(catalog().accelerators().size(), 22u);
+  EXPECT_EQ(catalog().accelerators().size(), 25u);
+}
+
+// Blackwell Ultra doubles the special-function units' exponentials a clock (NVIDIA's "Inside
+// Blackwell Ultra" and "Making Softmax More Efficient" blogs). The files give rates; per SM and
+// clock, at the clock where the SMs give the bf16 peak at 8,192 FLOPs a clock each
+// (clock = peak / (SMs x 8192), so exponentials a clock an SM = rate x 8192 / peak):
+//   B200  4.39e12 x 8192 / 2.25e15 = 15.98;  GB200 4.88e12 x 8192 / 2.5e15 = 15.99
+//   B300  8.79e12 x 8192 / 2.25e15 = 32.00;  GB300 9.77e12 x 8192 / 2.5e15 = 32.02
+TEST(Catalog, BlackwellUltraExponentiatesTwiceWhatBlackwellDoesAClock) {
+  const Catalog c = catalog();
+  const auto per_sm_clock = [&](const char* kind) {
+    const Accelerator a = c.accelerator(name_node(kind));
+    return a.special_function_rate.value() * 8192 / a.peak.at("bf16").value();
+  };
+  EXPECT_NEAR(per_sm_clock("B200-SXM-180GB"), 16, 0.05);
+  EXPECT_NEAR(per_sm_clock("GB200"), 16, 0.05);
+  EXPECT_NEAR(per_sm_clock("B300-SXM-288GB"), 32, 0.05);
+  EXPECT_NEAR(per_sm_clock("GB300"), 32, 0.05);
+  // The rest of a B300 is a B200 with 160 SMs, 288 GB and an 800 Gb/s NIC a GPU.
+  const Accelerator b300 = c.accelerator(name_node("B300-SXM-288GB"));
+  const Accelerator b200 = c.accelerator(name_node("B200-SXM-180GB"));
+  EXPECT_EQ(b300.compute.parallel_units, 160);
+  EXPECT_DOUBLE_EQ(b300.peak.at("bf16").value(), b200.peak.at("bf16").value());
+  EXPECT_DOUBLE_EQ(b300.memory_capacity.value(), 288e9);
+  EXPECT_DOUBLE_EQ(b300.typical_nic_bandwidth.value(), 100e9);  // 800 Gb/s
+  // The MI355X's FP8 rate is 256 CUs x 8,192 FLOPs a clock x 2.4 GHz = 5,033 TFLOP/s.
+  const Accelerator mi355x = c.accelerator(name_node("MI355X"));
+  EXPECT_NEAR(mi355x.peak.at("fp8").value(), 256 * 8192 * 2.4e9, 0.2e12);
 }
 
 TEST(Catalog, UnknownNamesGetADidYouMean) {

@@ -253,7 +253,10 @@ TEST(Cli, PredictNamesEveryPublishedAcceleratorAndSaysWhereItsSoftwareEfficiency
       {"TPU-trillium,4", "stack: jax"},
       {"NVIDIA Blackwell GPU (B200-SXM-180GB),8", "fitted: B200-SXM-180GB"},
       {"H100 NVL Tensor Core GPU (PCIe),8", "fitted: H100-NVL-94GB"},
-      {"TPU-v5p,4", "fitted: TPU-v5p"}};
+      {"TPU-v5p,4", "fitted: TPU-v5p"},
+      {"NVIDIA Blackwell Ultra GPU (B300-SXM-270GB),8", "family: blackwell/nvidia"},
+      {"NVIDIA GB300,4", "family: blackwell/nvidia"},
+      {"AMD Instinct MI355X 288GB HBM3E,8", "prior: unseen stack rocm"}};
   const fs::path dir = fresh_dir("predict_names");
   fs::create_directories(dir);
   {
@@ -267,7 +270,7 @@ TEST(Cli, PredictNamesEveryPublishedAcceleratorAndSaysWhereItsSoftwareEfficiency
   const fs::path out = dir / "predicted.csv";
   const RunResult r = run("predict --systems " + (dir / "systems.csv").string() + " --out " + out.string());
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("predicted 14 of 14 rows"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("predicted 17 of 17 rows"), std::string::npos) << r.output;
   std::istringstream csv(slurp(out));
   std::string line;
   std::getline(csv, line);
