@@ -90,14 +90,17 @@ void Catalog::check_families(const Workload& w) const {
 std::string canonical_accelerator_name(const std::string& name, bool with_memory) {
   static const std::vector<std::string> noise = {"nvidia", "amd", "intel", "google", "instinct", "geforce", "tensor",
                                                  "core", "gpu", "ai", "accelerator", "r", "tm", "hbm2", "hbm2e",
-                                                 "hbm3", "hbm3e", "gddr6", "gddr6x", "dlc"};
+                                                 "hbm3", "hbm3e", "gddr6", "gddr6x", "dlc", "hgx", "dgx"};
   std::string lower;
   for (unsigned char c : name) lower += static_cast<char>(std::tolower(c));
   // "80 GB" and "80GB" are the same memory size.
   static const std::regex spaced_size(R"((\d+)\s*gb\b)"), size(R"(\d+gb)");
   lower = std::regex_replace(lower, spaced_size, "$1gb");
   std::string out, word;
+  // The SXM socket's generation follows the part ("H200-SXM5" and "H200-SXM" are one kind).
+  static const std::regex socket(R"(sxm\d+)");
   const auto flush = [&] {
+    if (std::regex_match(word, socket)) word = "sxm";
     const bool memory = std::regex_match(word, size);
     if (!word.empty() && std::find(noise.begin(), noise.end(), word) == noise.end() && (with_memory || !memory)) {
       out += word;

@@ -24,8 +24,10 @@ std::string normalize_name(const std::string& name);
 
 /// What identifies an accelerator in a published name: the words left after dropping vendors,
 /// trademarks ("(R)"), "Tensor Core GPU", "AI Accelerator", "Instinct", memory types and cooling
-/// ("HBM3e", "DLC"), as lower-case letters and digits ("Intel(R) Gaudi(R) 2 AI Accelerator" ->
-/// "gaudi2"); `with_memory` false drops memory sizes too ("AMD Instinct MI300X 192GB" -> "mi300x").
+/// ("HBM3e", "DLC"), the board or system a part sits in ("HGX", "DGX") and the SXM socket's
+/// generation ("SXM5" -> "sxm"), as lower-case letters and digits ("Intel(R) Gaudi(R) 2 AI
+/// Accelerator" -> "gaudi2"); `with_memory` false drops memory sizes too ("AMD Instinct MI300X
+/// 192GB" -> "mi300x").
 std::string canonical_accelerator_name(const std::string& name, bool with_memory = true);
 
 /// Why a name resolves to no accelerator: the closest kinds and what to add.

@@ -64,6 +64,12 @@ TEST(Catalog, LaterRoundsAcceleratorNamesResolve) {
       {"NVIDIA Blackwell GPU (GB300)", "GB300"},
       {"NVIDIA GB300 NVL72", "GB300"},
       {"AMD Instinct MI355X 288GB HBM3E", "MI355X"},
+      // the SXM socket's generation, and the board or system a part sits in, say nothing of it
+      {"NVIDIA H200-SXM-141GB", "H200-SXM5-141GB"},
+      {"NVIDIA A100-SXM-80GB", "A100-SXM4-80GB"},
+      {"NVIDIA DGX B200", "B200-SXM-180GB"},
+      {"NVIDIA HGX B300", "B300-SXM-288GB"},
+      {"Google TPU v5e", "TPU-v5e"},
       // and v4.1's still do
       {"NVIDIA Blackwell GPU (B200-SXM-180GB)", "B200-SXM-180GB"},
       {"H100 NVL Tensor Core GPU (PCIe)", "H100-NVL-94GB"},
@@ -77,6 +83,7 @@ TEST(Catalog, LaterRoundsAcceleratorNamesResolve) {
   // Memory sizes tell kinds apart where they must: a PCIe H100 is not the 94 GB NVL card.
   EXPECT_EQ(canonical_accelerator_name("NVIDIA A100 - PCIe - 80 GB"), "a100pcie80gb");
   EXPECT_EQ(canonical_accelerator_name("AMD Instinct MI300X 192GB HBM3", false), "mi300x");
+  EXPECT_EQ(canonical_accelerator_name("NVIDIA HGX H200-SXM5-141GB"), "h200sxm141gb");
   EXPECT_FALSE(c.find_accelerator("NVIDIA Imaginary X1").has_value());
   EXPECT_EQ(unknown_accelerator_message("NVIDIA H300-SXM-80GB", {"H100-SXM5-80GB", "B200-SXM-180GB", "L40S"}),
             "unknown accelerator 'NVIDIA H300-SXM-80GB' (closest kinds: H100-SXM5-80GB, B200-SXM-180GB, L40S); add it "
@@ -92,7 +99,7 @@ TEST(Catalog, HardwareFilesCarryTheReferenceFigures) {
   EXPECT_DOUBLE_EQ(h100.scale_up_bandwidth.value(), 450e9);  // 900 GB/s bidirectional
   EXPECT_EQ(h100.typical_accelerators_per_node, 8);
   EXPECT_DOUBLE_EQ(h100.typical_nic_bandwidth.value(), 50e9);  // 400 Gb/s
-  EXPECT_EQ(catalog().accelerators().size(), 25u);
+  EXPECT_EQ(catalog().accelerators().size(), 26u);
 }
 
 // Blackwell Ultra doubles the special-function units' exponentials a clock (NVIDIA's "Inside
