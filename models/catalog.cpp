@@ -130,6 +130,12 @@ std::string unknown_accelerator_message(const std::string& name, const std::vect
 }
 
 namespace {
+std::vector<std::string> workload_names(const Workload& w) {
+  std::vector<std::string> names{w.name, w.mlperf_benchmark};
+  names.insert(names.end(), w.benchmark_aliases.begin(), w.benchmark_aliases.end());
+  return names;
+}
+
 template <class T, class NamesOf>
 T find_by_name(const std::vector<T>& items, const config::ConfigNode& where, const char* what,
                NamesOf names_of) {
@@ -172,7 +178,9 @@ std::optional<Accelerator> Catalog::find_accelerator(const std::string& name) co
 std::optional<Workload> Catalog::find_workload(const std::string& name) const {
   const std::string key = normalize_name(name);
   for (const Workload& w : workloads()) {
-    if (normalize_name(w.name) == key || normalize_name(w.mlperf_benchmark) == key) return w;
+    for (const std::string& n : workload_names(w)) {
+      if (normalize_name(n) == key) return w;
+    }
   }
   return std::nullopt;
 }
@@ -187,9 +195,7 @@ Accelerator Catalog::accelerator(const config::ConfigNode& where) const {
 }
 
 Workload Catalog::workload(const config::ConfigNode& where) const {
-  return find_by_name(workloads(), where, "workload", [](const Workload& w) {
-    return std::vector<std::string>{w.name, w.mlperf_benchmark};
-  });
+  return find_by_name(workloads(), where, "workload", workload_names);
 }
 
 Platform parse_platform(const config::ConfigNode& node, const Catalog& catalog) {

@@ -243,13 +243,16 @@ ImplementationCosts parse_implementation(const config::ConfigNode& compute) {
 }  // namespace
 
 Workload parse_workload(const config::ConfigNode& n) {
-  n.expect_only({"name", "mlperf_benchmark", "description", "sample", "precision",
+  n.expect_only({"name", "mlperf_benchmark", "benchmark_aliases", "description", "sample", "precision",
                  "gradient_bytes_per_parameter", "gradient_bucket", "optimizer_traffic_per_parameter",
                  "tokens_per_sample", "compute", "layers", "transformer", "dataset", "evaluation", "convergence",
                  "parallelism", "memory", "runs_per_result", "typical_global_batch"});
   Workload w;
   w.name = n.at("name").as_string();
   w.mlperf_benchmark = n.at("mlperf_benchmark").as_string();
+  if (auto a = n.find("benchmark_aliases")) {
+    for (const auto& e : a->elements()) w.benchmark_aliases.push_back(e.as_string());
+  }
   w.description = n.at("description").as_string();
   w.sample = n.at("sample").as_string();
   const config::ConfigNode prec = n.at("precision");

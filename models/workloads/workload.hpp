@@ -175,6 +175,8 @@ struct ModelDescription {
 /// MLPerf RCPs, and how many runs make a result.
 struct BenchmarkRules {
   std::string mlperf_benchmark;
+  /// Other names published results give the benchmark (RetinaNet's logs say "ssd").
+  std::vector<std::string> benchmark_aliases;
   std::int64_t train_samples = 0;    // dataset size (one epoch)
   EvaluationRule evaluation;
   ConvergenceTable convergence;

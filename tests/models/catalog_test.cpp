@@ -130,6 +130,20 @@ TEST(Catalog, BlackwellUltraExponentiatesTwiceWhatBlackwellDoesAClock) {
   EXPECT_NEAR(mi355x.peak.at("fp8").value(), 256 * 8192 * 2.4e9, 0.2e12);
 }
 
+// A benchmark goes by its catalog name, its MLPerf name and the names its results use: RetinaNet's
+// logs and results folders say "ssd" (submission_benchmark), the results table "retinanet".
+TEST(Catalog, BenchmarksResolveByEveryPublishedName) {
+  const Catalog c = catalog();
+  for (const char* name : {"retinanet", "ssd", "SSD"}) {
+    const auto w = c.find_workload(name);
+    ASSERT_TRUE(w.has_value()) << name;
+    EXPECT_EQ(w->name, "retinanet") << name;
+  }
+  EXPECT_EQ(c.workload(name_node("ssd")).name, "retinanet");
+  EXPECT_EQ(c.find_workload("stable-diffusion")->name, "stable_diffusion");
+  EXPECT_FALSE(c.find_workload("resnet").has_value());
+}
+
 TEST(Catalog, UnknownNamesGetADidYouMean) {
   try {
     catalog().accelerator(name_node("H100-SXM5-80G"));
