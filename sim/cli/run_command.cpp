@@ -188,10 +188,18 @@ int list_command(const std::string& what) {
       if (e.path().extension() == ".yaml" && e.path().stem() != "nccl_protocols") files.push_back(e.path());
     }
     std::sort(files.begin(), files.end());
+    // Columns as wide as their longest entry, so a long file name does not shift its row.
+    std::vector<models::Platform> platforms;
+    int stem_width = 0, name_width = 0;
     for (const auto& f : files) {
-      const models::Platform p = load_platform(f.string(), catalog);
-      std::printf("%-16s %-28s %s x %d per node\n", f.stem().string().c_str(), p.name.c_str(),
-                  p.accelerator.name.c_str(), p.accelerators_per_node());
+      platforms.push_back(load_platform(f.string(), catalog));
+      stem_width = std::max(stem_width, static_cast<int>(f.stem().string().size()));
+      name_width = std::max(name_width, static_cast<int>(platforms.back().name.size()));
+    }
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      const models::Platform& p = platforms[i];
+      std::printf("%-*s %-*s %s x %d per node\n", stem_width, files[i].stem().string().c_str(), name_width,
+                  p.name.c_str(), p.accelerator.name.c_str(), p.accelerators_per_node());
     }
   }
   return 0;

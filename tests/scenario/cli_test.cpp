@@ -233,6 +233,14 @@ TEST(Cli, ListsTheCatalog) {
   const RunResult p = run("list platforms");
   EXPECT_EQ(p.status, 0);
   EXPECT_NE(p.output.find("dgx_b200"), std::string::npos) << p.output;
+  // The columns line up whatever a file is called: the longest stem (localhost.calibrated) does
+  // not push its row's platform name right of the others'.
+  const auto column_of = [&](const std::string& stem, const std::string& name) {
+    const std::size_t row = p.output.find(stem + " ");
+    const std::size_t at = p.output.find(name, row);
+    return at - row;
+  };
+  EXPECT_EQ(column_of("localhost.calibrated", "localhost (measured)"), column_of("dgx_b200", "DGX B200")) << p.output;
 }
 
 TEST(Cli, PredictNamesEveryPublishedAcceleratorAndSaysWhereItsSoftwareEfficiencyCameFrom) {
