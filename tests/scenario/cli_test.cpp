@@ -274,11 +274,13 @@ TEST(Cli, PredictNamesEveryPublishedAcceleratorAndSaysWhereItsSoftwareEfficiency
       const std::string per_node = row.substr(row.rfind(',') + 1);
       f << "bert,\"" << row.substr(0, row.rfind(',')) << "\"," << per_node << ",1," << per_node << ",\n";
     }
+    // A benchmark by the name its logs give it: RetinaNet's say "ssd".
+    f << "ssd,NVIDIA H100-SXM5-80GB,8,1,8,\n";
   }
   const fs::path out = dir / "predicted.csv";
   const RunResult r = run("predict --systems " + (dir / "systems.csv").string() + " --out " + out.string());
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("predicted 17 of 17 rows"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("predicted 18 of 18 rows"), std::string::npos) << r.output;
   std::istringstream csv(slurp(out));
   std::string line;
   std::getline(csv, line);
@@ -286,6 +288,8 @@ TEST(Cli, PredictNamesEveryPublishedAcceleratorAndSaysWhereItsSoftwareEfficiency
     ASSERT_TRUE(std::getline(csv, line));
     EXPECT_NE(line.find("," + source + ",ok,"), std::string::npos) << line;
   }
+  ASSERT_TRUE(std::getline(csv, line));
+  EXPECT_NE(line.find("fitted: H100-SXM5-80GB,ok,"), std::string::npos) << line;
 }
 
 TEST(Cli, PredictKeepsEveryRowAndSaysWhyOneCannotBeModelled) {
