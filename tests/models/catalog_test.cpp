@@ -69,6 +69,8 @@ TEST(Catalog, LaterRoundsAcceleratorNamesResolve) {
       {"NVIDIA A100-SXM-80GB", "A100-SXM4-80GB"},
       {"NVIDIA DGX B200", "B200-SXM-180GB"},
       {"NVIDIA HGX B300", "B300-SXM-270GB"},
+      {"NVIDIA Blackwell GPU (B200)", "B200-SXM-180GB"},
+      {"NVIDIA Blackwell Ultra GPU (B300)", "B300-SXM-270GB"},
       {"Google TPU v5e", "TPU-v5e"},
       // and v4.1's still do
       {"NVIDIA Blackwell GPU (B200-SXM-180GB)", "B200-SXM-180GB"},
