@@ -183,23 +183,19 @@ int list_command(const std::string& what) {
       std::printf("%-18s %s\n", w.name.c_str(), w.description.c_str());
     }
   } else {
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(models::data_root() / "scenarios" / "platforms")) {
-      if (e.path().extension() == ".yaml" && e.path().stem() != "nccl_protocols") files.push_back(e.path());
-    }
-    std::sort(files.begin(), files.end());
     // Columns as wide as their longest entry, so a long file name does not shift its row.
+    const std::vector<std::string> names = shipped_platforms();
     std::vector<models::Platform> platforms;
     int stem_width = 0, name_width = 0;
-    for (const auto& f : files) {
-      platforms.push_back(load_platform(f.string(), catalog));
-      stem_width = std::max(stem_width, static_cast<int>(f.stem().string().size()));
+    for (const std::string& n : names) {
+      platforms.push_back(load_platform((models::data_root() / "scenarios" / "platforms" / (n + ".yaml")).string(), catalog));
+      stem_width = std::max(stem_width, static_cast<int>(n.size()));
       name_width = std::max(name_width, static_cast<int>(platforms.back().name.size()));
     }
-    for (std::size_t i = 0; i < files.size(); ++i) {
+    for (std::size_t i = 0; i < names.size(); ++i) {
       const models::Platform& p = platforms[i];
-      std::printf("%-*s %-*s %s x %d per node\n", stem_width, files[i].stem().string().c_str(), name_width,
-                  p.name.c_str(), p.accelerator.name.c_str(), p.accelerators_per_node());
+      std::printf("%-*s %-*s %s x %d per node\n", stem_width, names[i].c_str(), name_width, p.name.c_str(),
+                  p.accelerator.name.c_str(), p.accelerators_per_node());
     }
   }
   return 0;

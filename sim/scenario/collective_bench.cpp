@@ -15,20 +15,23 @@ namespace sp {
 
 namespace fs = std::filesystem;
 
+std::vector<std::string> shipped_platforms() {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(models::data_root() / "scenarios" / "platforms")) {
+    const std::string stem = e.path().stem().string();
+    if (e.path().extension() == ".yaml" && stem != "nccl_protocols") names.push_back(stem);
+  }
+  std::sort(names.begin(), names.end());  // directory order is not portable
+  return names;
+}
+
 fs::path find_platform_file(const std::string& name, const SourceLocation& where, const std::string& key) {
   fs::path file(name);
   if (!config::exists_quietly(file.string())) {
-    const fs::path dir = models::data_root() / "scenarios" / "platforms";
-    file = dir / (name + ".yaml");
+    file = models::data_root() / "scenarios" / "platforms" / (name + ".yaml");
     if (!config::exists_quietly(file.string())) {
-      std::vector<std::string> known;
-      for (const auto& e : fs::directory_iterator(dir)) {
-        const std::string stem = e.path().stem().string();
-        if (e.path().extension() == ".yaml" && stem != "nccl_protocols") known.push_back(stem);
-      }
-      std::sort(known.begin(), known.end());
       throw InputError(where, key, "unknown platform '" + name + "'",
-                       config::known_names_hint(name, known) + ", or a path to a platform file");
+                       config::known_names_hint(name, shipped_platforms()) + ", or a path to a platform file");
     }
   }
   return file;

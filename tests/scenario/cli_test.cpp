@@ -237,7 +237,8 @@ TEST(Cli, ListsTheCatalog) {
   // not push its row's platform name right of the others'.
   const auto column_of = [&](const std::string& stem, const std::string& name) {
     const std::size_t row = p.output.find(stem + " ");
-    const std::size_t at = p.output.find(name, row);
+    const std::size_t at = row == std::string::npos ? row : p.output.find(name, row);
+    EXPECT_NE(at, std::string::npos) << stem << " / " << name;
     return at - row;
   };
   EXPECT_EQ(column_of("localhost.calibrated", "localhost (measured)"), column_of("dgx_b200", "DGX B200")) << p.output;
