@@ -185,6 +185,12 @@ std::optional<Workload> Catalog::find_workload(const std::string& name) const {
   return std::nullopt;
 }
 
+std::string Catalog::benchmark_name(const std::string& name) const {
+  const std::optional<Workload> w = find_workload(name);
+  if (!w) return name;
+  return w->mlperf_benchmark.empty() ? w->name : w->mlperf_benchmark;
+}
+
 Accelerator Catalog::accelerator(const config::ConfigNode& where) const {
   if (auto a = find_accelerator(where.as_string())) return *a;
   return find_by_name(accelerators(), where, "accelerator", [](const Accelerator& a) {

@@ -47,6 +47,10 @@ class Catalog {
   /// memory sizes if that is unique, else without.
   std::optional<Accelerator> find_accelerator(const std::string& name) const;
   std::optional<Workload> find_workload(const std::string& name) const;
+  /// The one name of the MLPerf benchmark that `name` (a workload's name or alias) stands for: its
+  /// mlperf_benchmark, else its name; a name no workload knows, as given. Results tables and
+  /// logs spell one benchmark differently ("ssd", "RetinaNet", "retinanet").
+  std::string benchmark_name(const std::string& name) const;
 
   /// Every accelerator file, parsed, in file-name order (read once per catalog).
   const std::vector<Accelerator>& accelerators() const;

@@ -24,7 +24,8 @@ double minutes(Duration d) { return to_seconds(d) / 60.0; }
 
 output::Table predict_table(const config::CsvTable& input, const SystemModelInputs& inputs,
                             const std::function<void(std::size_t, std::size_t)>& progress) {
-  const std::vector<MlperfResult> rows = read_mlperf_results(input);
+  std::vector<MlperfResult> rows = read_mlperf_results(input);
+  name_benchmarks(rows, inputs.catalog);
   // The catalog reads its files on first use: once, here, before the threads share it.
   inputs.catalog.accelerators();
   inputs.catalog.workloads();

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "models/catalog.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/first_seen.hpp"
@@ -136,6 +137,10 @@ void attach_phases(std::vector<MlperfResult>& results, const config::CsvTable& t
     seen->runs += 1;
     seen->seconds += (*seconds - seen->seconds) / seen->runs;
   }
+}
+
+void name_benchmarks(std::vector<MlperfResult>& results, const models::Catalog& catalog) {
+  for (MlperfResult& r : results) r.benchmark = catalog.benchmark_name(r.benchmark);
 }
 
 void require_times(const std::vector<MlperfResult>& results, const std::string& file) {

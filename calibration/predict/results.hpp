@@ -9,6 +9,10 @@
 
 #include "sim/config/csv.hpp"
 
+namespace sp::models {
+class Catalog;
+}
+
 namespace sp::calibration {
 
 /// Why a published time to train cannot be one, or "": not positive, or over a week (10,000 min).
@@ -75,6 +79,12 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& table);
 /// the result it times, averaging the runs of one phase; a row matching no result, an unknown
 /// phase or a non-positive time is an InputError naming file, line and column.
 void attach_phases(std::vector<MlperfResult>& results, const config::CsvTable& table);
+
+/// Gives each row's benchmark the one name the catalog knows it by (Catalog::benchmark_name), so
+/// that rows spelling a benchmark differently ("ssd" in one, "retinanet" in another) are grouped,
+/// anchored and fitted as one benchmark. Call it after attach_phases, which matches the phases
+/// table's names as both tables write them.
+void name_benchmarks(std::vector<MlperfResult>& results, const models::Catalog& catalog);
 
 /// InputError naming `file` when no row has a time to train (nothing to analyse, compare or fit).
 void require_times(const std::vector<MlperfResult>& results, const std::string& file);

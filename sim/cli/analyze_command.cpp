@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include "calibration/analysis/efficiency_analysis.hpp"
+#include "calibration/predict/results.hpp"
+#include "models/catalog.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/config/csv.hpp"
 #include "sim/core/error.hpp"
@@ -43,7 +45,8 @@ bool plot_benchmark(const std::filesystem::path& png, const calibration::Benchma
 
 int analyze_command(const AnalyzeOptions& o) {
   const config::CsvTable csv = config::CsvTable::read_rows(o.data);
-  const auto results = calibration::read_mlperf_results(csv);
+  auto results = calibration::read_mlperf_results(csv);
+  calibration::name_benchmarks(results, models::Catalog(models::data_root() / "models"));
   calibration::require_times(results, csv.file());
   if (o.k && *o.k < 1) throw InputError(SourceLocation{"--k", 0, 0}, "", "needs at least 1 cluster");
   const auto analyses = calibration::analyze_efficiency(results, o.k, o.seed);

@@ -29,6 +29,7 @@ int calibrate_mlperf_command(const CalibrateOptions& o) {
   calibration::require_times(rows, o.data);
   const std::string phases_text = o.phases.empty() ? std::string() : config::read_text_file(o.phases);
   if (!o.phases.empty()) calibration::attach_phases(rows, config::CsvTable(phases_text, o.phases));
+  calibration::name_benchmarks(rows, catalog);
   calibration::CalibrateOptions options{o.loo, o.loko, 100, 1, {}};
   options.progress = [](const std::string& s) { std::fprintf(stderr, "\r\033[K%s", s.c_str()); };
   const calibration::FitResult fit = calibration::calibrate_mlperf(rows, catalog, platforms, options);

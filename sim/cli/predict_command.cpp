@@ -146,6 +146,7 @@ int validate_command(const ValidateOptions& o) {
   auto rows = calibration::read_mlperf_results(config::CsvTable::read_rows(o.data));
   calibration::require_times(rows, o.data);
   if (!o.phases.empty()) calibration::attach_phases(rows, config::CsvTable::read(o.phases));
+  calibration::name_benchmarks(rows, catalog);
   if (o.scaling) return validate_scaling_command(rows, catalog, platforms, o.out_dir);
   calibration::ValidationReport rep;
   if (o.loo || o.loko) {

@@ -7,6 +7,7 @@
 
 #include "calibration/mlperf/scaling_validation.hpp"
 #include "calibration/predict/throughput_curve.hpp"
+#include "tests/calibration/mlperf_fixtures.hpp"
 
 namespace sp::calibration {
 
@@ -82,6 +83,25 @@ TEST(ScalingValidation, AnchorPrefersTheSameSubmittersNodeThenTheMedianOfOthers)
   EXPECT_EQ(choose_anchor(tpu, tk, 2, rule), 0);
   EXPECT_EQ(rule, "same submitter, fewer nodes");
   EXPECT_EQ(choose_anchor(tpu, tk, 0, rule), -1);
+}
+
+TEST(ScalingValidation, ABenchmarkSpelledTwoWaysIsOneBenchmark) {
+  // RetinaNet's logs and results folders call it "ssd", the v4.1 table "retinanet": a table with
+  // a one-node "ssd" row and a two-node "RetinaNet" row of one submitter anchors the second on
+  // the first once the names are the catalog's, as `validate`, `calibrate`, `predict` and
+  // `analyze` name them after reading. A benchmark no workload describes keeps its own name.
+  std::vector<MlperfResult> rows = {row(2, "Dell", 8, 2, 12.1, "RetinaNet"), row(3, "Dell", 8, 1, 36.3, "ssd"),
+                                    row(4, "Dell", 8, 1, 5.0, "dlrm_dcnv2")};
+  const std::vector<std::string> kinds(rows.size(), "H100");
+  std::string rule;
+  EXPECT_EQ(choose_anchor(rows, kinds, 0, rule), -1);
+  name_benchmarks(rows, testing::catalog());
+  EXPECT_EQ(rows[0].benchmark, "retinanet");
+  EXPECT_EQ(rows[1].benchmark, "retinanet");
+  EXPECT_EQ(rows[2].benchmark, "dlrm_dcnv2");
+  EXPECT_EQ(choose_anchor(rows, kinds, 0, rule), 1);
+  EXPECT_EQ(rule, "same submitter, one node");
+  EXPECT_EQ(benchmarks(rows), (std::vector<std::string>{"retinanet", "dlrm_dcnv2"}));
 }
 
 TEST(ScalingValidation, SummariesByBenchmarkScaleAndAll) {
