@@ -23,6 +23,16 @@ fs::path data_root() {
   return fs::path(SCALEPOINT_SOURCE_DIR);
 }
 
+std::vector<std::string> shipped_platforms() {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(data_root() / "scenarios" / "platforms")) {
+    const std::string stem = e.path().stem().string();
+    if (e.path().extension() == ".yaml" && stem != "nccl_protocols") names.push_back(stem);
+  }
+  std::sort(names.begin(), names.end());  // directory order is not portable
+  return names;
+}
+
 std::string normalize_name(const std::string& name) {
   std::string out;
   for (unsigned char c : name) {

@@ -19,6 +19,11 @@ namespace sp::models {
 /// the program was built from.
 std::filesystem::path data_root();
 
+/// The names of the shipped platforms (scenarios/platforms/*.yaml under data_root(), but the
+/// protocol table the others include), sorted: one list for `list platforms`, the did-you-mean of
+/// an unknown platform and the platforms result rows may name.
+std::vector<std::string> shipped_platforms();
+
 /// Lower-case letters and digits only, so "NVIDIA H100-SXM5-80GB" and "nvidia h100 sxm5 80gb" match.
 std::string normalize_name(const std::string& name);
 

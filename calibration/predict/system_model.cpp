@@ -15,15 +15,10 @@
 namespace sp::calibration {
 
 PlatformCatalog::PlatformCatalog(const models::Catalog& catalog) : catalog_(catalog) {
-  const std::filesystem::path dir = models::data_root() / "scenarios" / "platforms";
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (e.path().extension() == ".yaml" && e.path().stem() != "nccl_protocols") files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) {
+  for (const std::string& name : models::shipped_platforms()) {
+    const std::filesystem::path f = models::data_root() / "scenarios" / "platforms" / (name + ".yaml");
     platforms_.push_back(models::parse_platform(config::load_file(f.string()), catalog));
-    names_.push_back(f.stem().string());
+    names_.push_back(name);
   }
 }
 

@@ -184,7 +184,7 @@ int list_command(const std::string& what) {
     }
   } else {
     // Columns as wide as their longest entry, so a long file name does not shift its row.
-    const std::vector<std::string> names = shipped_platforms();
+    const std::vector<std::string> names = models::shipped_platforms();
     std::vector<models::Platform> platforms;
     int stem_width = 0, name_width = 0;
     for (const std::string& n : names) {

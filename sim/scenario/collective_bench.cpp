@@ -15,23 +15,13 @@ namespace sp {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> shipped_platforms() {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(models::data_root() / "scenarios" / "platforms")) {
-    const std::string stem = e.path().stem().string();
-    if (e.path().extension() == ".yaml" && stem != "nccl_protocols") names.push_back(stem);
-  }
-  std::sort(names.begin(), names.end());  // directory order is not portable
-  return names;
-}
-
 fs::path find_platform_file(const std::string& name, const SourceLocation& where, const std::string& key) {
   fs::path file(name);
   if (!config::exists_quietly(file.string())) {
     file = models::data_root() / "scenarios" / "platforms" / (name + ".yaml");
     if (!config::exists_quietly(file.string())) {
       throw InputError(where, key, "unknown platform '" + name + "'",
-                       config::known_names_hint(name, shipped_platforms()) + ", or a path to a platform file");
+                       config::known_names_hint(name, models::shipped_platforms()) + ", or a path to a platform file");
     }
   }
   return file;

@@ -20,9 +20,6 @@ namespace sp {
 /// name the input that gave the name (the --platform argument, or a file's row and column).
 models::Platform load_platform(const std::string& name_or_file, const models::Catalog& catalog,
                                const SourceLocation& where = {"--platform", 0, 0}, const std::string& key = "");
-/// The names of the shipped platforms (scenarios/platforms/*.yaml but the protocol table the
-/// others include), sorted.
-std::vector<std::string> shipped_platforms();
 /// The file behind a platform name (scenarios/platforms/NAME.yaml) or path; InputError at
 /// `where` when none.
 std::filesystem::path find_platform_file(const std::string& name_or_file,

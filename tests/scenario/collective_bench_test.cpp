@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sim/config/loader.hpp"
+#include "models/catalog.hpp"
 #include "sim/scenario/collective_bench.hpp"
 
 namespace sp {
@@ -97,7 +98,7 @@ TEST(CollectiveBench, UnknownPlatformSuggestsOne) {
 
 TEST(Platforms, EveryShippedPlatformLoads) {
   // Every file in scenarios/platforms, so a new one is checked without being listed here.
-  const std::vector<std::string> names = shipped_platforms();
+  const std::vector<std::string> names = models::shipped_platforms();
   ASSERT_GE(names.size(), 23u);
   for (const std::string& name : names) {
     const models::Platform p = load_platform(name, catalog());
