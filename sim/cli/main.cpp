@@ -67,8 +67,9 @@ int main(int argc, char** argv) {
                       "replace the scenario's platform (a name in scenarios/platforms, or a file such as a "
                       "calibrate network output)");
   run_cmd->add_option("--anchor", run.anchor,
-                      "a measured time to train at one accelerator count, N=TIME (e.g. 8=28.2min): sets the system's "
-                      "software level before the scaling is predicted (the scenario's anchor key)");
+                      "a measured time to train at one accelerator count, N=TIME (e.g. 8=28.2min), or its steady "
+                      "step, N=TIME/step (e.g. 8=3.68s/step): sets the system's software level before the scaling "
+                      "is predicted (the scenario's anchor key)");
   run_cmd->add_flag("--quiet,-q", run.quiet, "print nothing but errors");
   run_cmd->add_flag("!--no-timelines", run.timelines, "write no timeline_N*.json or run_timeline_N*.json");
 

@@ -24,11 +24,6 @@ namespace sp::cli {
 namespace fs = std::filesystem;
 
 namespace {
-std::string anchor_text(const Anchor& a) {
-  return fmt::format("anchored: N={} measured {:.4g} min where the model gave {:.4g}: software level x{:.4g}", a.accelerators,
-                     to_seconds(a.time_to_train) / 60, to_seconds(a.modelled_before) / 60, a.software_factor);
-}
-
 std::string join(const std::vector<std::string>& parts) {
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : " ") + p;
@@ -54,12 +49,17 @@ int run_command(const RunOptions& o) {
   }
   if (!o.anchor.empty()) {
     // N=TIME, as the scenario's anchor mapping, so that its errors name --anchor.
+    // N=TIME/step, a step time.
     const auto eq = o.anchor.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == o.anchor.size()) {
-      throw InputError({"--anchor", 0, 0}, "anchor", "expected N=TIME, e.g. --anchor 8=28.2min");
+      throw InputError({"--anchor", 0, 0}, "anchor", "expected N=TIME or N=TIME/step, e.g. --anchor 8=28.2min or 8=3.68s/step");
     }
-    const std::string yaml = fmt::format("{{accelerators: {}, time_to_train: \"{}\"}}", o.anchor.substr(0, eq),
-                                         o.anchor.substr(eq + 1));
+    std::string value = o.anchor.substr(eq + 1);
+    const std::string per_step = "/step";
+    const bool step = value.size() > per_step.size() && value.compare(value.size() - per_step.size(), per_step.size(), per_step) == 0;
+    if (step) value.resize(value.size() - per_step.size());
+    const std::string yaml = fmt::format("{{accelerators: {}, {}: \"{}\"}}", o.anchor.substr(0, eq),
+                                         step ? "step_time" : "time_to_train", value);
     overrides.push_back(config::Override{"anchor", yaml, "--anchor " + o.anchor});
   }
   const models::Catalog catalog(models::data_root() / "models");
@@ -102,7 +102,7 @@ int run_command(const RunOptions& o) {
               {"scenario_sha256", spec.file_sha256},
               {"resolved_scenario_sha256", spec.resolved_sha256},
               {"seed", std::to_string(spec.seed)}};
-  if (spec.anchor) m.fields.push_back({"anchor", anchor_text(*spec.anchor)});
+  if (spec.anchor) m.fields.push_back({"anchor", describe_anchor(*spec.anchor)});
   m.overrides = o.overrides;
   if (!o.platform.empty()) m.overrides.push_back("platform=<" + o.platform + ">");
   m.files = {"summary.csv", "results.h5", "manifest.yaml"};
@@ -130,7 +130,7 @@ int run_command(const RunOptions& o) {
     std::printf("%s: %s on %s (%s x %d per node)\n", spec.name.c_str(), spec.workload.name.c_str(),
                 spec.platform.name.c_str(), spec.platform.accelerator.name.c_str(),
                 spec.platform.accelerators_per_node());
-    if (spec.anchor) std::printf("%s\n", anchor_text(*spec.anchor).c_str());
+    if (spec.anchor) std::printf("%s\n", describe_anchor(*spec.anchor).c_str());
     std::fputs(console_table(table).c_str(), stdout);
     std::vector<int> n;
     std::vector<double> t, effective, energy;

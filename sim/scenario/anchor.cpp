@@ -12,13 +12,26 @@
 namespace sp {
 
 Anchor parse_anchor(const config::ConfigNode& n) {
-  n.expect_only({"accelerators", "time_to_train"});
+  n.expect_only({"accelerators", "time_to_train", "step_time"});
   Anchor a;
   a.accelerators = n.at("accelerators").as_count();
-  const config::ConfigNode t = n.at("time_to_train");
-  a.time_to_train = t.as_duration();
-  if (!(a.time_to_train > Duration::zero())) t.fail("must be a positive time, e.g. \"28.2 min\"");
+  const auto ttt = n.find("time_to_train"), step = n.find("step_time");
+  if (ttt && step) step->fail("give time_to_train or step_time, not both");
+  if (!ttt && !step) n.fail("needs time_to_train (\"28.2 min\") or step_time (\"3.68 s\")");
+  const config::ConfigNode t = ttt ? *ttt : *step;
+  a.quantity = ttt ? Anchor::Quantity::time_to_train : Anchor::Quantity::step_time;
+  a.measured = t.as_duration();
+  if (!(a.measured > Duration::zero())) t.fail(ttt ? "must be a positive time, e.g. \"28.2 min\"" : "must be a positive time, e.g. \"3.68 s\"");
   return a;
+}
+
+std::string describe_anchor(const Anchor& a) {
+  if (a.quantity == Anchor::Quantity::step_time) {
+    return fmt::format("anchored: N={} measured a {:.4g} s step where the model gave {:.4g}: software level x{:.4g}",
+                       a.accelerators, to_seconds(a.measured), to_seconds(a.modelled_before), a.software_factor);
+  }
+  return fmt::format("anchored: N={} measured {:.4g} min where the model gave {:.4g}: software level x{:.4g}", a.accelerators,
+                     to_seconds(a.measured) / 60, to_seconds(a.modelled_before) / 60, a.software_factor);
 }
 
 void apply_anchor(ScenarioSpec& spec, Anchor& a, const config::ConfigNode& where) {
@@ -43,18 +56,21 @@ void apply_anchor(ScenarioSpec& spec, Anchor& a, const config::ConfigNode& where
     where.at("accelerators").fail(fmt::format("the model has no layout at N={} (global batch {}){}", n, gbs,
                                               first ? ": " + first->message : ""));
   }
-  a.modelled_before = first->time_to_train;
+  // The quantity measured, as the model gives it.
+  const bool step = a.quantity == Anchor::Quantity::step_time;
+  const auto of = [step](const models::TrainingEstimate& e) { return step ? e.step.step : e.time_to_train; };
+  a.modelled_before = of(*first);
   // The layout found, held while the level moves: the time then falls smoothly with the level.
   models::ParallelSpec layout = spec.parallel_spec(n);
   layout.fix_sizes({first->layout.tp, first->layout.cp, first->layout.pp});
   layout.micro_batch = first->layout.micro_batch;
   layout.declared = true;
   const double base = spec.platform.accelerator.efficiency_scale;
-  const double target = det::log(to_seconds(a.time_to_train));
+  const double target = det::log(to_seconds(a.measured));
   const auto log_time = [&](double factor) {
     models::Platform p = spec.platform;
     p.accelerator.efficiency_scale = base * factor;
-    return det::log(to_seconds(models::estimate_training(spec.workload, p, n, gbs, layout, spec.fidelity).time_to_train));
+    return det::log(to_seconds(of(models::estimate_training(spec.workload, p, n, gbs, layout, spec.fidelity))));
   };
   // The secant method on log time against log factor (time falls about as 1 / factor).
   double x0 = 0, f0 = det::log(to_seconds(a.modelled_before)) - target;
@@ -72,11 +88,12 @@ void apply_anchor(ScenarioSpec& spec, Anchor& a, const config::ConfigNode& where
     // The search stops a step past the plausible range: there it says only on which side.
     const std::string level = std::fabs(f1) > 1e-6 ? fmt::format("{} x{}", f1 > 0 ? "above" : "below", f1 > 0 ? kAnchorFactorMax : kAnchorFactorMin)
                                                     : fmt::format("x{:.3g}", a.software_factor);
-    where.at("time_to_train").fail(
-        fmt::format("the model gives {:.4g} min at N={}; meeting {:.4g} min takes a software level {}, outside the "
-                    "plausible {}..{}",
-                    to_seconds(a.modelled_before) / 60, n, to_seconds(a.time_to_train) / 60, level, kAnchorFactorMin,
-                    kAnchorFactorMax),
+    const auto shown = [step](Duration d) {
+      return step ? fmt::format("{:.4g} s", to_seconds(d)) : fmt::format("{:.4g} min", to_seconds(d) / 60);
+    };
+    where.at(step ? "step_time" : "time_to_train")
+        .fail(fmt::format("the model gives {} at N={}; meeting {} takes a software level {}, outside the plausible {}..{}",
+                          shown(a.modelled_before), n, shown(a.measured), level, kAnchorFactorMin, kAnchorFactorMax),
         "check the time and that the scenario describes the measured system");
   }
   spec.platform.accelerator.efficiency_scale = base * a.software_factor;

@@ -17,6 +17,12 @@ ScenarioSpec bert(const std::vector<config::Override>& overrides) {
   const models::Catalog catalog(std::filesystem::path(SP_SOURCE_DIR) / "models");
   return load_scenario(std::string(SP_SOURCE_DIR) + "/scenarios/bert.yaml", overrides, catalog);
 }
+const ScalingPoint* at(const std::vector<ScalingPoint>& points, int n) {
+  for (const ScalingPoint& p : points) {
+    if (p.estimate.accelerators == n) return &p;
+  }
+  return nullptr;
+}
 double minutes_at(const std::vector<ScalingPoint>& points, int n) {
   for (const ScalingPoint& p : points) {
     if (p.estimate.accelerators == n) return to_seconds(p.estimate.time_to_train) / 60;
@@ -48,6 +54,31 @@ TEST(Anchor, TheModelGivesTheMeasuredTimeAtTheAnchorAndScalesFromIt) {
   ScenarioSpec same = bert({{"samples", "0", "--set samples=0"},
                             {"anchor", fmt::format("{{accelerators: 8, time_to_train: \"{:.12f} min\"}}", at8), "--anchor"}});
   EXPECT_NEAR(same.anchor->software_factor, 1.0, 1e-6);
+}
+
+TEST(Anchor, AMeasuredStepSetsTheLevelThatATimeToTrainWouldSet) {
+  // A step 10 % longer than the model's at 8: the level falls until the model's step there is the
+  // measured one. Its time to train at 8 is then what a time-to-train anchor needs to set the very
+  // same level: two measurements of one system, one level (both solves are monotone in it).
+  ScenarioSpec plain = bert({{"samples", "0", "--set samples=0"}});
+  const std::vector<ScalingPoint> before = run_scenario(plain);
+  ASSERT_NE(at(before, 8), nullptr);
+  const double step8 = to_seconds(at(before, 8)->estimate.step.step);
+  const std::string measured = fmt::format("{:.9f} s", step8 * 1.1);
+  ScenarioSpec stepped = bert({{"samples", "0", "--set samples=0"},
+                               {"anchor", "{accelerators: 8, step_time: \"" + measured + "\"}", "--anchor 8=" + measured + "/step"}});
+  ASSERT_TRUE(stepped.anchor);
+  EXPECT_EQ(stepped.anchor->quantity, Anchor::Quantity::step_time);
+  EXPECT_NEAR(to_seconds(stepped.anchor->modelled_before), step8, 1e-12);
+  EXPECT_LT(stepped.anchor->software_factor, 1.0);
+  const std::vector<ScalingPoint> after = run_scenario(stepped);
+  EXPECT_NEAR(to_seconds(at(after, 8)->estimate.step.step) / (step8 * 1.1), 1.0, 1e-6);
+  const double ttt8 = minutes_at(after, 8);
+  EXPECT_GT(ttt8, minutes_at(before, 8));
+  ScenarioSpec timed = bert({{"samples", "0", "--set samples=0"},
+                             {"anchor", fmt::format("{{accelerators: 8, time_to_train: \"{:.12f} min\"}}", ttt8), "--anchor"}});
+  EXPECT_NEAR(timed.anchor->software_factor / stepped.anchor->software_factor, 1.0, 1e-6);
+  EXPECT_EQ(describe_anchor(*stepped.anchor).find("anchored: N=8 measured a "), 0u) << describe_anchor(*stepped.anchor);
 }
 
 TEST(Anchor, AnAnchorAtAnUnlistedNTakesTheBatchTheScenarioWouldGiveThere) {
@@ -88,6 +119,17 @@ TEST(Anchor, AnAnchorTheModelCannotMeetIsAnInputError) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("a software level below x0.2,"), std::string::npos) << e.what();
   }
+  try {
+    bert({{"anchor", "{accelerators: 8, step_time: \"1 ms\"}", "--anchor 8=1ms/step"}});
+    ADD_FAILURE() << "a step far faster than the model's was taken";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("anchor.step_time"), std::string::npos) << what;
+    EXPECT_NE(what.find("meeting 0.001 s takes a software level above x5"), std::string::npos) << what;
+  }
+  // One quantity, and a positive one.
+  EXPECT_THROW(bert({{"anchor", "{accelerators: 8, step_time: \"1 s\", time_to_train: \"5 min\"}", "--anchor"}}), InputError);
+  EXPECT_THROW(bert({{"anchor", "{accelerators: 8, step_time: \"0 s\"}", "--anchor"}}), InputError);
   EXPECT_THROW(bert({{"anchor", "{accelerators: 8}", "--anchor"}}), InputError);
   EXPECT_THROW(bert({{"anchor", "{accelerators: 8, time_to_train: \"-1 min\"}", "--anchor"}}), InputError);
 }

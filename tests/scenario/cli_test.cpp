@@ -353,3 +353,24 @@ TEST(Cli, PlatformOptionReplacesTheScenariosPlatform) {
   EXPECT_NE(bad.output.find("did you mean 'dgx_h200'"), std::string::npos) << bad.output;
 }
 
+
+TEST(Cli, AnchorTakesATimeToTrainOrAStepAndSaysWhichItTook) {
+  // `--anchor N=TIME` anchors the time to train, `--anchor N=TIME/step` the steady step; the
+  // table and the manifest say which was measured, and a value that is neither is refused with
+  // exit status 2 naming --anchor.
+  const fs::path out = fresh_dir("anchor");
+  const RunResult step = run("run " + scenario("bert") + " --set accelerators=[8,64] --anchor 8=0.1s/step --no-timelines --out " +
+                             out.string());
+  ASSERT_EQ(step.status, 0) << step.output;
+  EXPECT_NE(step.output.find("anchored: N=8 measured a 0.1 s step where the model gave"), std::string::npos) << step.output;
+  EXPECT_NE(slurp(out / "manifest.yaml").find("measured a 0.1 s step"), std::string::npos);
+  const RunResult ttt = run("run " + scenario("bert") + " --set accelerators=[8,64] --anchor 8=6min --no-timelines --out " +
+                            out.string());
+  ASSERT_EQ(ttt.status, 0) << ttt.output;
+  EXPECT_NE(ttt.output.find("anchored: N=8 measured 6 min where the model gave"), std::string::npos) << ttt.output;
+  for (const char* bad : {"8=", "8=/step", "8=fast/step", "=6min"}) {
+    const RunResult r = run("run " + scenario("bert") + " --anchor " + std::string(bad) + " --out " + out.string());
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.output;
+    EXPECT_NE(r.output.find("--anchor"), std::string::npos) << bad << ": " << r.output;
+  }
+}
