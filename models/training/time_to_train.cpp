@@ -131,4 +131,20 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
   e.run_p90 = seconds(sorted_quantile(run_times, 0.90));
 }
 
+LevelSolution solve_software_level(const std::function<Duration(double)>& time_at, Duration target, double lo, double hi) {
+  const double goal = det::log(to_seconds(target));
+  const auto gap = [&](double x) { return det::log(to_seconds(time_at(det::exp(x)))) - goal; };
+  double x0 = 0, f0 = gap(x0);
+  double x1 = f0, f1 = gap(x1);  // time about as 1 / factor: the first guess
+  for (int i = 0; i < 40 && std::fabs(f1) > 1e-9; ++i) {
+    if (f1 == f0) break;
+    const double x2 = x1 - f1 * (x1 - x0) / (f1 - f0);
+    x0 = x1;
+    f0 = f1;
+    x1 = std::clamp(x2, det::log(lo) - 1, det::log(hi) + 1);
+    f1 = gap(x1);
+  }
+  return {det::exp(x1), f1};
+}
+
 }  // namespace sp::models

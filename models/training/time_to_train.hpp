@@ -11,7 +11,9 @@
 // times the model's own error (log-normal, spread from calibration's held-out systems).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "models/collective/fidelity.hpp"
@@ -71,5 +73,21 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& workload, cons
 /// The olympic mean MLPerf scores: drop the fastest and the slowest run, average the rest (a
 /// plain mean for fewer than three runs).
 double olympic_mean(std::vector<double> runs);
+
+/// Where solve_software_level stopped: the factor on the accelerator's software level
+/// (efficiency_scale) and log(time there / target).
+struct LevelSolution {
+  double factor = 1;
+  double residual = 0;
+  /// Met within 1e-6 in log, at a factor inside [lo, hi].
+  bool met(double lo, double hi) const { return std::abs(residual) <= 1e-6 && factor >= lo && factor <= hi; }
+};
+
+/// The factor on the software level that makes `time_at(factor)` (a time the model gives at that
+/// level: a step, a time to train) equal `target`: the secant method on log time against log
+/// factor, along which time falls about as 1 / factor (less where communication, which no level
+/// speeds, is a share of it). It stops at most a step (e) beyond [lo, hi], so that a target the
+/// plausible range cannot meet says only on which side it lies.
+LevelSolution solve_software_level(const std::function<Duration(double)>& time_at, Duration target, double lo, double hi);
 
 }  // namespace sp::models

@@ -66,35 +66,26 @@ void apply_anchor(ScenarioSpec& spec, Anchor& a, const config::ConfigNode& where
   layout.micro_batch = first->layout.micro_batch;
   layout.declared = true;
   const double base = spec.platform.accelerator.efficiency_scale;
-  const double target = det::log(to_seconds(a.measured));
-  const auto log_time = [&](double factor) {
-    models::Platform p = spec.platform;
-    p.accelerator.efficiency_scale = base * factor;
-    return det::log(to_seconds(of(models::estimate_training(spec.workload, p, n, gbs, layout, spec.fidelity))));
-  };
-  // The secant method on log time against log factor (time falls about as 1 / factor).
-  double x0 = 0, f0 = det::log(to_seconds(a.modelled_before)) - target;
-  double x1 = f0, f1 = log_time(det::exp(x1)) - target;
-  for (int i = 0; i < 40 && std::fabs(f1) > 1e-9; ++i) {
-    if (f1 == f0) break;
-    const double x2 = x1 - f1 * (x1 - x0) / (f1 - f0);
-    x0 = x1;
-    f0 = f1;
-    x1 = std::clamp(x2, det::log(kAnchorFactorMin) - 1, det::log(kAnchorFactorMax) + 1);
-    f1 = log_time(det::exp(x1)) - target;
-  }
-  a.software_factor = det::exp(x1);
-  if (std::fabs(f1) > 1e-6 || a.software_factor < kAnchorFactorMin || a.software_factor > kAnchorFactorMax) {
+  const models::LevelSolution level = models::solve_software_level(
+      [&](double factor) {
+        models::Platform p = spec.platform;
+        p.accelerator.efficiency_scale = base * factor;
+        return of(models::estimate_training(spec.workload, p, n, gbs, layout, spec.fidelity));
+      },
+      a.measured, kAnchorFactorMin, kAnchorFactorMax);
+  a.software_factor = level.factor;
+  if (!level.met(kAnchorFactorMin, kAnchorFactorMax)) {
     // The search stops a step past the plausible range: there it says only on which side.
-    const std::string level = std::fabs(f1) > 1e-6 ? fmt::format("{} x{}", f1 > 0 ? "above" : "below", f1 > 0 ? kAnchorFactorMax : kAnchorFactorMin)
-                                                    : fmt::format("x{:.3g}", a.software_factor);
+    const double f1 = level.residual;
+    const std::string side = std::fabs(f1) > 1e-6 ? fmt::format("{} x{}", f1 > 0 ? "above" : "below", f1 > 0 ? kAnchorFactorMax : kAnchorFactorMin)
+                                                   : fmt::format("x{:.3g}", a.software_factor);
     const auto shown = [step](Duration d) {
       return step ? fmt::format("{:.4g} s", to_seconds(d)) : fmt::format("{:.4g} min", to_seconds(d) / 60);
     };
     where.at(step ? "step_time" : "time_to_train")
         .fail(fmt::format("the model gives {} at N={}; meeting {} takes a software level {}, outside the plausible {}..{}",
-                          shown(a.modelled_before), n, shown(a.measured), level, kAnchorFactorMin, kAnchorFactorMax),
-        "check the time and that the scenario describes the measured system");
+                          shown(a.modelled_before), n, shown(a.measured), side, kAnchorFactorMin, kAnchorFactorMax),
+              "check the time and that the scenario describes the measured system");
   }
   spec.platform.accelerator.efficiency_scale = base * a.software_factor;
 }

@@ -200,3 +200,25 @@ TEST(Score, TimeToTrainAtAnObservedConvergence) {
 }
 
 }  // namespace sp::models
+
+namespace sp::models {
+
+TEST(SoftwareLevel, TheSolverMeetsATimeOfWhichOnlyTheComputeScales) {
+  // A step of 1 s of communication and 4 s of compute at the calibrated level: at factor f it
+  // takes 1 + 4 / f. Measured 3 s: 4 / f = 2, f = 2 (closed form); measured 9 s: f = 0.5.
+  const auto step = [](double f) { return seconds(1.0 + 4.0 / f); };
+  const LevelSolution fast = solve_software_level(step, seconds(3.0), 0.2, 5.0);
+  EXPECT_NEAR(fast.factor, 2.0, 1e-9);
+  EXPECT_TRUE(fast.met(0.2, 5.0));
+  EXPECT_NEAR(solve_software_level(step, seconds(9.0), 0.2, 5.0).factor, 0.5, 1e-9);
+  // 1.5 s needs f = 8, past the plausible x5: not met, and the residual says the model stays slower.
+  const LevelSolution far = solve_software_level(step, seconds(1.5), 0.2, 5.0);
+  EXPECT_FALSE(far.met(0.2, 5.0));
+  EXPECT_GT(far.residual, 0);
+  // Below the 1 s no level touches, no factor at all: stopped a step (e) past the range.
+  const LevelSolution never = solve_software_level(step, seconds(0.9), 0.2, 5.0);
+  EXPECT_FALSE(never.met(0.2, 5.0));
+  EXPECT_LE(never.factor, 5.0 * std::exp(1.0) * (1 + 1e-12));
+}
+
+}  // namespace sp::models
