@@ -16,6 +16,7 @@
 #include "calibration/mlperf/fit_problem.hpp"
 #include "calibration/predict/throughput_curve.hpp"
 #include "models/training/convergence.hpp"
+#include "models/training/time_to_train.hpp"
 #include "sim/core/parallel_for.hpp"
 #include "sim/core/first_seen.hpp"
 #include "sim/core/quantile.hpp"
@@ -118,7 +119,7 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
                                "anchor: same release", "anchor: another release", "anchor: release not stated", "all"});
   std::vector<ScalingSummary> out;
   for (const std::string& g : groups) {
-    std::vector<double> model, curve, perfect, logged, convergence;
+    std::vector<double> model, curve, perfect, logged, convergence, stepped, stepped_model;
     for (const ScalingRow& r : rows) {
       const int n = r.row.accelerators;
       const bool own = r.anchor_rule.rfind("same submitter", 0) == 0;
@@ -132,6 +133,10 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
       if (const double e = r.error_at_logged_convergence(); !std::isnan(e)) {
         logged.push_back(100 * std::abs(e));
         convergence.push_back(100 * std::abs(r.convergence_error()));
+      }
+      if (const double e = r.step_error(); !std::isnan(e)) {
+        stepped.push_back(100 * std::abs(e));
+        stepped_model.push_back(100 * std::abs(r.error()));
       }
     }
     if (model.empty()) continue;
@@ -150,10 +155,46 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
     s.logged_p90 = logged.empty() ? std::nan("") : quantile(logged, 0.9);
     s.convergence_median = convergence.empty() ? std::nan("") : quantile(convergence, 0.5);
     s.convergence_p90 = convergence.empty() ? std::nan("") : quantile(convergence, 0.9);
+    s.step_rows = static_cast<int>(stepped.size());
+    s.step_median = stepped.empty() ? std::nan("") : quantile(stepped, 0.5);
+    s.step_p90 = stepped.empty() ? std::nan("") : quantile(stepped, 0.9);
+    s.step_model_median = stepped.empty() ? std::nan("") : quantile(stepped_model, 0.5);
+    s.step_model_p90 = stepped.empty() ? std::nan("") : quantile(stepped_model, 0.9);
     out.push_back(s);
   }
   return out;
 }
+
+namespace {
+// The anchoring of run --anchor: a level outside x0.2..x5 says the measurement is not of the system.
+constexpr double kLevelMin = 0.2, kLevelMax = 5.0;
+
+std::optional<double> logged_step(const MlperfResult& r) {
+  for (const PhaseObservation& o : r.phases) {
+    if (o.phase == PhaseObservation::Phase::training_step) return o.seconds;
+  }
+  return std::nullopt;
+}
+
+// The target's score, in minutes, at the level that makes the model's step at the anchor its
+// logged one, each at the layout its prediction took; none without a logged step or a level.
+std::optional<double> step_anchored(const MlperfResult& target, const SystemPrediction& pt, const MlperfResult& anchor,
+                                    const SystemPrediction& pa) {
+  const std::optional<double> step = logged_step(anchor);
+  if (!step || !pt.workload || !pa.workload) return std::nullopt;
+  const auto at = [](const MlperfResult& r, const SystemPrediction& p, double factor) {
+    models::Platform q = p.platform;
+    q.accelerator.efficiency_scale *= factor;
+    return models::estimate_training(*p.workload, q, r.accelerators, p.global_batch, spec_of(p.estimate.layout));
+  };
+  const models::LevelSolution level = models::solve_software_level(
+      [&](double f) { return at(anchor, pa, f).step.step; }, seconds(*step), kLevelMin, kLevelMax);
+  if (!level.met(kLevelMin, kLevelMax)) return std::nullopt;
+  const models::TrainingEstimate e = at(target, pt, level.factor);
+  if (!e.ok()) return std::nullopt;
+  return to_seconds(e.time_to_train) / 60;
+}
+}  // namespace
 
 ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const models::Catalog& catalog,
                                const PlatformCatalog& platforms, const std::function<void(const std::string&)>& progress) {
@@ -248,6 +289,7 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
       s.predicted_min = *anchor.time_to_train_min * s.model_min / s.model_anchor_min;
       if (pt.at_logged_convergence) s.model_logged_min = to_seconds(*pt.at_logged_convergence) / 60;
       if (pa.at_logged_convergence) s.model_anchor_logged_min = to_seconds(*pa.at_logged_convergence) / 60;
+      s.step_anchored_min = step_anchored(target, pt, anchor, pa);
       s.curve_min = curve.anchored(ct, ca);
       s.perfect_min = *anchor.time_to_train_min * (ct.samples_to_converge / ca.samples_to_converge) *
                       (ca.accelerators / ct.accelerators);

@@ -47,7 +47,15 @@ struct ScalingRow {
   // converged; none where a row does not say): the same ratio without either row's convergence
   // luck, so that what a mechanism can fix (the time per sample) is told apart from what none can.
   std::optional<double> model_logged_min, model_anchor_logged_min;
+  // The model's score of the row at the software level that makes its step at the anchor the
+  // anchor's logged step (its logs' training_step phase; none where they do not give it): the
+  // anchor a planner measures in minutes (run --anchor N=TIME/step) in place of a training run.
+  std::optional<double> step_anchored_min;
   double error() const { return predicted_min / *row.time_to_train_min - 1; }
+  /// The error anchored on the anchor's logged step; NaN where there is none.
+  double step_error() const {
+    return step_anchored_min ? *step_anchored_min / *row.time_to_train_min - 1 : std::numeric_limits<double>::quiet_NaN();
+  }
   double curve_error() const { return curve_min / *row.time_to_train_min - 1; }
   double perfect_error() const { return perfect_min / *row.time_to_train_min - 1; }
   /// The error at both rows' logged convergence; NaN where either row does not give it.
@@ -73,6 +81,9 @@ struct ScalingSummary {
   int logged_rows = 0;                              // rows where both give their convergence
   double logged_median = 0, logged_p90 = 0;         // the model at the logged convergence, % (NaN: no rows)
   double convergence_median = 0, convergence_p90 = 0;  // convergence alone (ScalingRow::convergence_error), %
+  int step_rows = 0;                                // rows whose anchor's logs give its step
+  double step_median = 0, step_p90 = 0;             // anchored on that step, % (NaN: no rows)
+  double step_model_median = 0, step_model_p90 = 0;  // anchored on the time to train, those rows, %
 };
 
 struct ScalingReport {

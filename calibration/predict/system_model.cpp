@@ -148,7 +148,7 @@ double sensitivity(const models::Workload& w, const models::Platform& p, int n, 
 // stack with its parameters' spread, the platform, and the layout the search picked.
 struct ConfiguredSystem {
   SystemPrediction out;
-  std::optional<models::Workload> workload;
+  std::shared_ptr<const models::Workload> workload;
 };
 
 namespace {
@@ -239,7 +239,7 @@ ConfiguredSystem configure(const MlperfResult& row, const SystemModelInputs& in)
                                                 moved(Factor::accelerator_efficiency, software.log_sd)),
                                      moved(Factor::host_per_step, host_sd));
   }
-  c.workload = std::move(w);
+  c.workload = std::make_shared<const models::Workload>(std::move(*w));
   return c;
 }
 
@@ -275,6 +275,7 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
   }
   SystemPrediction out = std::move(c.out);
   if (out.status != "ok") return out;
+  out.workload = c.workload;
   const models::Workload& w = *c.workload;
   const models::TrainingEstimate& e = out.estimate;
   const std::optional<double> converged = row.converged_samples(w.train_samples);

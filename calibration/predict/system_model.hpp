@@ -57,6 +57,8 @@ struct SystemPrediction {
   std::string software_source;  // where its software efficiency came from (Calibration::software)
   models::TrainingEstimate estimate;
   models::Platform platform;  // what it ran on (energy)
+  // The workload as it ran: calibrated for its stack (to re-estimate the layout at other inputs).
+  std::shared_ptr<const models::Workload> workload;
   // The time to train of runs converging where the row's logged runs did (none where the row
   // gives no convergence): the model's time per sample without the submitter's convergence luck.
   std::optional<Duration> at_logged_convergence;

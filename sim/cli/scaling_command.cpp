@@ -42,6 +42,11 @@ output::Table rows_table(const calibration::ScalingReport& rep) {
       "error_at_logged_convergence", "1",
       "anchor_published x model_logged / model_anchor_logged / published - 1: the error without either row's "
       "convergence luck");
+  output::Column stepped = output::number_column(
+      "step_anchored_min", "min",
+      "the model's score at the software level that makes its step at the anchor the anchor's logged step (empty: "
+      "its logs give none)");
+  output::Column stepped_err = output::number_column("step_error", "1", "step_anchored / published - 1");
   output::Column sp_pub = output::number_column("published_speedup", "1", "anchor's published time / published time");
   output::Column sp_pred = output::number_column("predicted_speedup", "1", "model_anchor / model");
   for (const auto& r : rep.rows) {
@@ -73,6 +78,8 @@ output::Table rows_table(const calibration::ScalingReport& rep) {
     logged.values.push_back(r.model_logged_min.value_or(nan));
     alogged.values.push_back(r.model_anchor_logged_min.value_or(nan));
     logged_err.values.push_back(r.error_at_logged_convergence());
+    stepped.values.push_back(r.step_anchored_min.value_or(nan));
+    stepped_err.values.push_back(r.step_error());
     sp_pub.values.push_back(r.published_speedup());
     sp_pred.values.push_back(r.predicted_speedup());
   }
@@ -84,7 +91,7 @@ output::Table rows_table(const calibration::ScalingReport& rep) {
                output::text_column("release", "the software releases the row's framework names (empty: none)", release),
                output::text_column("anchor_release", "the same for the anchor", anchor_release),
                output::text_column("anchor_software", "same release, another release or release not stated", software), an, apub, model, amodel, pred, err,
-               curve, curve_err, perfect, perfect_err, logged, alogged, logged_err, sp_pub, sp_pred,
+               curve, curve_err, perfect, perfect_err, logged, alogged, logged_err, stepped, stepped_err, sp_pub, sp_pred,
                output::text_column("layout", "", layout),
                output::text_column("anchor_layout", "", anchor_layout)};
   return t;
@@ -108,6 +115,12 @@ output::Table summary_table(const calibration::ScalingReport& rep) {
       "convergence_median_ape_pct", "%",
       "convergence alone: (1 + error) / (1 + error at logged convergence) - 1, what a model exact per sample still misses");
   output::Column vp90 = output::number_column("convergence_p90_ape_pct", "%", "");
+  output::Column srows = output::number_column("step_rows", "count", "rows whose anchor's logs give its training step", true);
+  output::Column smed = output::number_column("step_median_ape_pct", "%", "scalepoint anchored on the anchor's logged step");
+  output::Column sp90 = output::number_column("step_p90_ape_pct", "%", "");
+  output::Column smmed = output::number_column("step_rows_median_ape_pct", "%",
+                                               "scalepoint anchored on the anchor's published time, on the same rows");
+  output::Column smp90 = output::number_column("step_rows_p90_ape_pct", "%", "");
   for (const auto& s : rep.summaries) {
     group.push_back(s.group);
     rows.values.push_back(s.rows);
@@ -123,10 +136,15 @@ output::Table summary_table(const calibration::ScalingReport& rep) {
     lp90.values.push_back(s.logged_p90);
     vmed.values.push_back(s.convergence_median);
     vp90.values.push_back(s.convergence_p90);
+    srows.values.push_back(s.step_rows);
+    smed.values.push_back(s.step_median);
+    sp90.values.push_back(s.step_p90);
+    smmed.values.push_back(s.step_model_median);
+    smp90.values.push_back(s.step_model_p90);
   }
   output::Table t;
   t.columns = {output::text_column("group", "benchmark, scale, the anchor's submitter or release, or all", group), rows, med, p90, mx, cmed, cp90, pmed, pp90,
-               lrows, lmed, lp90, vmed, vp90};
+               lrows, lmed, lp90, vmed, vp90, srows, smed, sp90, smmed, smp90};
   return t;
 }
 
@@ -186,6 +204,13 @@ int validate_scaling_command(const std::vector<calibration::MlperfResult>& rows,
     std::printf("  %-26s %4d  %6.1f %6.1f %6.1f  %14.1f %6.1f  %14.1f %6.1f  %10d %6.1f %6.1f  %15.1f %6.1f\n",
                 s.group.c_str(), s.rows, s.median, s.p90, s.max, s.curve_median, s.curve_p90, s.perfect_median,
                 s.perfect_p90, s.logged_rows, s.logged_median, s.logged_p90, s.convergence_median, s.convergence_p90);
+  }
+  std::printf("\n  anchored on the anchor's logged step instead (run --anchor N=TIME/step), rows whose anchor's logs give it:\n");
+  std::printf("  %-26s %4s  %21s  %27s\n", "", "rows", "from the step med/p90", "from the time, same rows m/p90");
+  for (const auto& s : rep.summaries) {
+    if (s.step_rows == 0) continue;
+    std::printf("  %-26s %4d  %14.1f %6.1f  %20.1f %6.1f\n", s.group.c_str(), s.step_rows, s.step_median, s.step_p90,
+                s.step_model_median, s.step_model_p90);
   }
   std::printf("\n");
   for (const auto& r : rep.rows) {

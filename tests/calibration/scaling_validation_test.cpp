@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include "calibration/mlperf/scaling_validation.hpp"
 #include "calibration/predict/throughput_curve.hpp"
@@ -138,6 +139,34 @@ TEST(ScalingValidation, SummariesByBenchmarkScaleAndAll) {
   EXPECT_NEAR(rep.summary("anchor: same submitter").median, 15.0, 1e-9);
   EXPECT_EQ(rep.summary("anchor: another submitter").rows, 1);
   EXPECT_NEAR(rep.summary("anchor: another submitter").median, 4.0, 1e-9);
+}
+
+TEST(ScalingValidation, StepAnchoredErrorsAreSummarisedOnTheRowsThatHaveThem) {
+  // Three rows published at 1 min, anchored on the published time at 1.10, 0.80 and 1.04 min;
+  // the first two also anchored on their anchor's logged step, at 1.02 and 0.95 min. On those
+  // two: from the step |2 %| and |5 %| (median 3.5 %, the 90th percentile 2 + 0.9 x 3 = 4.7 %),
+  // from the time |10 %| and |20 %| (median 15 %); the third row counts only in the first.
+  const auto scaled = [](int line, double predicted, std::optional<double> from_step) {
+    ScalingRow s;
+    s.row = row(line, "X", 8, 2, 1.0);
+    s.anchor = row(1, "X", 8, 1, 10.0);
+    s.predicted_min = predicted;
+    s.curve_min = s.perfect_min = 1.0;
+    s.step_anchored_min = from_step;
+    return s;
+  };
+  const std::vector<ScalingRow> rows = {scaled(2, 1.10, 1.02), scaled(3, 0.80, 0.95), scaled(4, 1.04, std::nullopt)};
+  EXPECT_NEAR(rows[0].step_error(), 0.02, 1e-12);
+  EXPECT_TRUE(std::isnan(rows[2].step_error()));
+  ScalingReport rep;
+  rep.summaries = summarise_scaling(rows);
+  const ScalingSummary& all = rep.summary("all");
+  EXPECT_EQ(all.rows, 3);
+  EXPECT_EQ(all.step_rows, 2);
+  EXPECT_NEAR(all.step_median, 3.5, 1e-9);
+  EXPECT_NEAR(all.step_p90, 4.7, 1e-9);
+  EXPECT_NEAR(all.step_model_median, 15.0, 1e-9);
+  EXPECT_NEAR(all.median, 10.0, 1e-9);
 }
 
 TEST(ScalingValidation, ReleasesAreTheFrameworksYearMonthTokens) {
