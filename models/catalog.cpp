@@ -24,12 +24,16 @@ fs::path data_root() {
 }
 
 std::vector<std::string> shipped_platforms() {
-  std::vector<std::string> names;
+  std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(data_root() / "scenarios" / "platforms")) {
-    const std::string stem = e.path().stem().string();
-    if (e.path().extension() == ".yaml" && stem != "nccl_protocols") names.push_back(stem);
+    if (e.path().extension() == ".yaml" && e.path().stem() != "nccl_protocols") files.push_back(e.path().filename().string());
   }
-  std::sort(names.begin(), names.end());  // directory order is not portable
+  // In file-name order (directory order is not portable): "localhost.calibrated.yaml" before
+  // "localhost.yaml", so that the first platform of a kind and node size, which predict takes
+  // for a row naming none, is the measured one.
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> names;
+  for (const std::string& f : files) names.push_back(f.substr(0, f.size() - 5));
   return names;
 }
 

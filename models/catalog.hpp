@@ -20,7 +20,7 @@ namespace sp::models {
 std::filesystem::path data_root();
 
 /// The names of the shipped platforms (scenarios/platforms/*.yaml under data_root(), but the
-/// protocol table the others include), sorted: one list for `list platforms`, the did-you-mean of
+/// protocol table the others include), in file-name order: one list for `list platforms`, the did-you-mean of
 /// an unknown platform and the platforms result rows may name.
 std::vector<std::string> shipped_platforms();
 

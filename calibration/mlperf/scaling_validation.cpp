@@ -166,9 +166,6 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
 }
 
 namespace {
-// The anchoring of run --anchor: a level outside x0.2..x5 says the measurement is not of the system.
-constexpr double kLevelMin = 0.2, kLevelMax = 5.0;
-
 std::optional<double> logged_step(const MlperfResult& r) {
   for (const PhaseObservation& o : r.phases) {
     if (o.phase == PhaseObservation::Phase::training_step) return o.seconds;
@@ -176,10 +173,10 @@ std::optional<double> logged_step(const MlperfResult& r) {
   return std::nullopt;
 }
 
-// The target's score, in minutes, at the level that makes the model's step at the anchor its
-// logged one, each at the layout its prediction took; none without a logged step or a level.
-std::optional<double> step_anchored(const MlperfResult& target, const SystemPrediction& pt, const MlperfResult& anchor,
-                                    const SystemPrediction& pa) {
+}  // namespace
+
+std::optional<double> step_anchored_minutes(const MlperfResult& target, const SystemPrediction& pt, const MlperfResult& anchor,
+                                            const SystemPrediction& pa) {
   const std::optional<double> step = logged_step(anchor);
   if (!step || !pt.workload || !pa.workload) return std::nullopt;
   const auto at = [](const MlperfResult& r, const SystemPrediction& p, double factor) {
@@ -188,13 +185,12 @@ std::optional<double> step_anchored(const MlperfResult& target, const SystemPred
     return models::estimate_training(*p.workload, q, r.accelerators, p.global_batch, spec_of(p.estimate.layout));
   };
   const models::LevelSolution level = models::solve_software_level(
-      [&](double f) { return at(anchor, pa, f).step.step; }, seconds(*step), kLevelMin, kLevelMax);
-  if (!level.met(kLevelMin, kLevelMax)) return std::nullopt;
+      [&](double f) { return at(anchor, pa, f).step.step; }, seconds(*step), models::kSoftwareLevelMin, models::kSoftwareLevelMax);
+  if (!level.met(models::kSoftwareLevelMin, models::kSoftwareLevelMax)) return std::nullopt;
   const models::TrainingEstimate e = at(target, pt, level.factor);
   if (!e.ok()) return std::nullopt;
   return to_seconds(e.time_to_train) / 60;
 }
-}  // namespace
 
 ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const models::Catalog& catalog,
                                const PlatformCatalog& platforms, const std::function<void(const std::string&)>& progress) {
@@ -289,7 +285,7 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
       s.predicted_min = *anchor.time_to_train_min * s.model_min / s.model_anchor_min;
       if (pt.at_logged_convergence) s.model_logged_min = to_seconds(*pt.at_logged_convergence) / 60;
       if (pa.at_logged_convergence) s.model_anchor_logged_min = to_seconds(*pa.at_logged_convergence) / 60;
-      s.step_anchored_min = step_anchored(target, pt, anchor, pa);
+      s.step_anchored_min = step_anchored_minutes(target, pt, anchor, pa);
       s.curve_min = curve.anchored(ct, ca);
       s.perfect_min = *anchor.time_to_train_min * (ct.samples_to_converge / ca.samples_to_converge) *
                       (ca.accelerators / ct.accelerators);

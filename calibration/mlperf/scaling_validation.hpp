@@ -103,6 +103,13 @@ struct ScalingReport {
 int choose_anchor(const std::vector<MlperfResult>& rows, const std::vector<std::string>& kinds, std::size_t target,
                   std::string& rule);
 
+/// The target's score, in minutes, at the software level that makes the model's step at the anchor
+/// its logged step (the anchor's training_step phase), each re-estimated at the layout its
+/// prediction `pt`, `pa` took; none where the anchor's logs give no step or the level falls outside
+/// the plausible range (models::kSoftwareLevelMin..Max). What run --anchor N=TIME/step does.
+std::optional<double> step_anchored_minutes(const MlperfResult& target, const SystemPrediction& pt,
+                                            const MlperfResult& anchor, const SystemPrediction& pa);
+
 /// Every multi-node row with an anchor, each with its system left out of the calibration.
 /// `progress` (may be empty) is called after each fold with "left out <system> (k of n)".
 ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const models::Catalog& catalog,

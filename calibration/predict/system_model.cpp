@@ -102,24 +102,6 @@ double modelled_phase(const models::TrainingEstimate& e, const models::Evaluatio
   return std::max(1e-3, to_seconds(d));
 }
 
-models::ParallelSpec spec_of(const models::ParallelLayout& l) {
-  models::ParallelSpec s;
-  s.tensor = l.tp;
-  s.context = l.cp;
-  s.pipeline = l.pp;
-  s.micro_batch = l.micro_batch;
-  s.distributed_optimizer = l.sharding;
-  s.overlap_tensor_parallel = l.overlap_tensor_parallel;
-  // Resolved at this layout's CP: the layout as it ran, whatever CP a later resolution takes.
-  s.dgrad_reduce_scatter = l.pipelined_dgrad_reduce_scatters ? models::DgradReduceScatter::pipelined : models::DgradReduceScatter::bulk;
-  s.tensor_parallel_not_overlapped = l.not_overlapped;
-  s.evaluation_overlaps_all_gathers = l.evaluation_overlaps_all_gathers;
-  s.virtual_stages = l.virtual_stages;
-  s.recompute = l.recompute;
-  s.sequence_parallel = l.sequence_parallel;
-  return s;
-}
-
 namespace {
 enum class Factor { workload_efficiency, accelerator_efficiency, host_per_step };
 

@@ -100,7 +100,6 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
 double modelled_phase(const models::TrainingEstimate& e, const models::EvaluationCost& c,
                       PhaseObservation::Phase phase);
 
-/// The spec that gives exactly `layout` back (to re-estimate a chosen layout with other inputs).
-models::ParallelSpec spec_of(const models::ParallelLayout& layout);
+using models::spec_of;
 
 }  // namespace sp::calibration

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "models/step/stragglers.hpp"
 #include "sim/core/rng.hpp"
@@ -133,15 +134,21 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
 
 LevelSolution solve_software_level(const std::function<Duration(double)>& time_at, Duration target, double lo, double hi) {
   const double goal = det::log(to_seconds(target));
-  const auto gap = [&](double x) { return det::log(to_seconds(time_at(det::exp(x)))) - goal; };
+  // A time that is not positive and finite (a layout that no longer fits) has no gap: NaN.
+  const auto gap = [&](double x) {
+    const double t = to_seconds(time_at(det::exp(x)));
+    return t > 0 && std::isfinite(t) ? det::log(t) - goal : std::numeric_limits<double>::quiet_NaN();
+  };
+  const double x_lo = det::log(lo) - 1, x_hi = det::log(hi) + 1;
   double x0 = 0, f0 = gap(x0);
-  double x1 = f0, f1 = gap(x1);  // time about as 1 / factor: the first guess
-  for (int i = 0; i < 40 && std::fabs(f1) > 1e-9; ++i) {
+  if (!std::isfinite(f0)) return {1.0, f0};
+  double x1 = std::clamp(f0, x_lo, x_hi), f1 = gap(x1);  // time about as 1 / factor: the first guess
+  for (int i = 0; i < 40 && std::isfinite(f1) && std::fabs(f1) > 1e-9; ++i) {
     if (f1 == f0) break;
     const double x2 = x1 - f1 * (x1 - x0) / (f1 - f0);
     x0 = x1;
     f0 = f1;
-    x1 = std::clamp(x2, det::log(lo) - 1, det::log(hi) + 1);
+    x1 = std::clamp(x2, x_lo, x_hi);
     f1 = gap(x1);
   }
   return {det::exp(x1), f1};

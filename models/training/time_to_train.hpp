@@ -74,6 +74,10 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& workload, cons
 /// plain mean for fewer than three runs).
 double olympic_mean(std::vector<double> runs);
 
+/// The software level's plausible range, as a factor on the calibrated one: a measurement further
+/// from the model than this says the input (or the system) is not what the model describes.
+inline constexpr double kSoftwareLevelMin = 0.2, kSoftwareLevelMax = 5.0;
+
 /// Where solve_software_level stopped: the factor on the accelerator's software level
 /// (efficiency_scale) and log(time there / target).
 struct LevelSolution {
@@ -87,7 +91,8 @@ struct LevelSolution {
 /// level: a step, a time to train) equal `target`: the secant method on log time against log
 /// factor, along which time falls about as 1 / factor (less where communication, which no level
 /// speeds, is a share of it). It stops at most a step (e) beyond [lo, hi], so that a target the
-/// plausible range cannot meet says only on which side it lies.
+/// plausible range cannot meet says only on which side it lies. A time that is not positive and
+/// finite at some factor (a layout that no longer fits) stops it with a NaN residual.
 LevelSolution solve_software_level(const std::function<Duration(double)>& time_at, Duration target, double lo, double hi);
 
 }  // namespace sp::models

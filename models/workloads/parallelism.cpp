@@ -267,4 +267,22 @@ std::optional<ParallelLayout> resolve_layout(const ParallelSpec& s, const Topolo
   return l;
 }
 
+ParallelSpec spec_of(const ParallelLayout& l) {
+  ParallelSpec s;
+  s.tensor = l.tp;
+  s.context = l.cp;
+  s.pipeline = l.pp;
+  s.micro_batch = l.micro_batch;
+  s.distributed_optimizer = l.sharding;
+  s.overlap_tensor_parallel = l.overlap_tensor_parallel;
+  // Resolved at this layout's CP: the layout as it ran, whatever CP a later resolution takes.
+  s.dgrad_reduce_scatter = l.pipelined_dgrad_reduce_scatters ? DgradReduceScatter::pipelined : DgradReduceScatter::bulk;
+  s.tensor_parallel_not_overlapped = l.not_overlapped;
+  s.evaluation_overlaps_all_gathers = l.evaluation_overlaps_all_gathers;
+  s.virtual_stages = l.virtual_stages;
+  s.recompute = l.recompute;
+  s.sequence_parallel = l.sequence_parallel;
+  return s;
+}
+
 }  // namespace sp::models

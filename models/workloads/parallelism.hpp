@@ -141,6 +141,10 @@ struct ParallelLayout {
   std::string describe() const;  // "TP4 CP2 PP1 DP128 mb1 x1 ZeRO-1" (+ " recompute=full")
 };
 
+/// The spec that gives exactly `layout` back, every choice a search made included (virtual
+/// stages, recomputation, overlaps): to re-estimate a chosen layout with other inputs.
+ParallelSpec spec_of(const ParallelLayout& layout);
+
 /// Resolves `spec` for N and the global batch; nullopt with `why` when it cannot be laid out.
 std::optional<ParallelLayout> resolve_layout(const ParallelSpec& spec, const Topology& topo, int accelerators,
                                              std::int64_t global_batch, std::string& why);

@@ -24,7 +24,7 @@ struct RunOptions {
   std::optional<long long> seed;
   std::optional<int> samples;
   std::string platform;  // replaces the scenario's platform: a name in scenarios/platforms or a file
-  std::string anchor;    // N=TIME: a measured time that sets the software level (sim/scenario/anchor.hpp)
+  std::string anchor;    // N=TIME or N=TIME/step: a measured time that sets the software level (sim/scenario/anchor.hpp)
   bool quiet = false;
   bool timelines = true;  // the step's and the run's Chrome traces per N (tens of MB at 10^5 GPUs)
   std::vector<std::string> command_line;

@@ -51,13 +51,15 @@ int run_command(const RunOptions& o) {
     // N=TIME, as the scenario's anchor mapping, so that its errors name --anchor.
     // N=TIME/step, a step time.
     const auto eq = o.anchor.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == o.anchor.size()) {
-      throw InputError({"--anchor", 0, 0}, "anchor", "expected N=TIME or N=TIME/step, e.g. --anchor 8=28.2min or 8=3.68s/step");
-    }
+    const auto malformed = [] {
+      return InputError({"--anchor", 0, 0}, "anchor", "expected N=TIME or N=TIME/step, e.g. --anchor 8=28.2min or 8=3.68s/step");
+    };
+    if (eq == std::string::npos || eq == 0 || eq + 1 == o.anchor.size()) throw malformed();
     std::string value = o.anchor.substr(eq + 1);
     const std::string per_step = "/step";
-    const bool step = value.size() > per_step.size() && value.compare(value.size() - per_step.size(), per_step.size(), per_step) == 0;
+    const bool step = value.size() >= per_step.size() && value.compare(value.size() - per_step.size(), per_step.size(), per_step) == 0;
     if (step) value.resize(value.size() - per_step.size());
+    if (value.empty()) throw malformed();
     const std::string yaml = fmt::format("{{accelerators: {}, {}: \"{}\"}}", o.anchor.substr(0, eq),
                                          step ? "step_time" : "time_to_train", value);
     overrides.push_back(config::Override{"anchor", yaml, "--anchor " + o.anchor});

@@ -118,9 +118,9 @@ output::Table summary_table(const calibration::ScalingReport& rep) {
   output::Column srows = output::number_column("step_rows", "count", "rows whose anchor's logs give its training step", true);
   output::Column smed = output::number_column("step_median_ape_pct", "%", "scalepoint anchored on the anchor's logged step");
   output::Column sp90 = output::number_column("step_p90_ape_pct", "%", "");
-  output::Column smmed = output::number_column("step_rows_median_ape_pct", "%",
+  output::Column smmed = output::number_column("time_anchored_on_step_rows_median_ape_pct", "%",
                                                "scalepoint anchored on the anchor's published time, on the same rows");
-  output::Column smp90 = output::number_column("step_rows_p90_ape_pct", "%", "");
+  output::Column smp90 = output::number_column("time_anchored_on_step_rows_p90_ape_pct", "%", "");
   for (const auto& s : rep.summaries) {
     group.push_back(s.group);
     rows.values.push_back(s.rows);

@@ -1,12 +1,11 @@
 #include "sim/scenario/anchor.hpp"
 
-#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "models/training/layout_search.hpp"
-#include "sim/core/det_math.hpp"
+#include "models/training/time_to_train.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace sp {
@@ -60,11 +59,9 @@ void apply_anchor(ScenarioSpec& spec, Anchor& a, const config::ConfigNode& where
   const bool step = a.quantity == Anchor::Quantity::step_time;
   const auto of = [step](const models::TrainingEstimate& e) { return step ? e.step.step : e.time_to_train; };
   a.modelled_before = of(*first);
-  // The layout found, held while the level moves: the time then falls smoothly with the level.
-  models::ParallelSpec layout = spec.parallel_spec(n);
-  layout.fix_sizes({first->layout.tp, first->layout.cp, first->layout.pp});
-  layout.micro_batch = first->layout.micro_batch;
-  layout.declared = true;
+  // The layout found, held whole while the level moves (its virtual stages and recomputation
+  // too): the time then falls smoothly with the level, and at factor 1 is the one found.
+  const models::ParallelSpec layout = models::spec_of(first->layout);
   const double base = spec.platform.accelerator.efficiency_scale;
   const models::LevelSolution level = models::solve_software_level(
       [&](double factor) {
@@ -72,19 +69,23 @@ void apply_anchor(ScenarioSpec& spec, Anchor& a, const config::ConfigNode& where
         p.accelerator.efficiency_scale = base * factor;
         return of(models::estimate_training(spec.workload, p, n, gbs, layout, spec.fidelity));
       },
-      a.measured, kAnchorFactorMin, kAnchorFactorMax);
+      a.measured, models::kSoftwareLevelMin, models::kSoftwareLevelMax);
   a.software_factor = level.factor;
-  if (!level.met(kAnchorFactorMin, kAnchorFactorMax)) {
+  const char* key = step ? "step_time" : "time_to_train";
+  if (!std::isfinite(level.residual)) {
+    where.at(key).fail(fmt::format("the model gives no time at N={} for a software level near x{:.3g}", n, level.factor),
+                       "check the time and that the scenario describes the measured system");
+  }
+  if (!level.met(models::kSoftwareLevelMin, models::kSoftwareLevelMax)) {
     // The search stops a step past the plausible range: there it says only on which side.
     const double f1 = level.residual;
-    const std::string side = std::fabs(f1) > 1e-6 ? fmt::format("{} x{}", f1 > 0 ? "above" : "below", f1 > 0 ? kAnchorFactorMax : kAnchorFactorMin)
+    const std::string side = std::fabs(f1) > 1e-6 ? fmt::format("{} x{}", f1 > 0 ? "above" : "below", f1 > 0 ? models::kSoftwareLevelMax : models::kSoftwareLevelMin)
                                                    : fmt::format("x{:.3g}", a.software_factor);
     const auto shown = [step](Duration d) {
       return step ? fmt::format("{:.4g} s", to_seconds(d)) : fmt::format("{:.4g} min", to_seconds(d) / 60);
     };
-    where.at(step ? "step_time" : "time_to_train")
-        .fail(fmt::format("the model gives {} at N={}; meeting {} takes a software level {}, outside the plausible {}..{}",
-                          shown(a.modelled_before), n, shown(a.measured), side, kAnchorFactorMin, kAnchorFactorMax),
+    where.at(key).fail(fmt::format("the model gives {} at N={}; meeting {} takes a software level {}, outside the plausible {}..{}",
+                          shown(a.modelled_before), n, shown(a.measured), side, models::kSoftwareLevelMin, models::kSoftwareLevelMax),
               "check the time and that the scenario describes the measured system");
   }
   spec.platform.accelerator.efficiency_scale = base * a.software_factor;

@@ -31,17 +31,13 @@ struct Anchor {
   double software_factor = 1;
 };
 
-/// The software level's plausible range: a measurement further from the model than this says the
-/// input (or the system) is not what the scenario describes.
-inline constexpr double kAnchorFactorMin = 0.2, kAnchorFactorMax = 5.0;
-
 /// Parses `anchor:` (accelerators and one of time_to_train, step_time).
 Anchor parse_anchor(const config::ConfigNode& node);
 
 /// Sets spec's software level so that the model's time to train (or step time) at the anchor's N
 /// is the measured one (the layout the search takes there held fixed while solving); fills the
 /// anchor's modelled_before and software_factor. An anchor the model cannot meet within
-/// [kAnchorFactorMin, kAnchorFactorMax], or at an N without a batch or a layout, is an InputError
+/// [models::kSoftwareLevelMin, kSoftwareLevelMax], or at an N without a batch or a layout, is an InputError
 /// at `where`.
 void apply_anchor(ScenarioSpec& spec, Anchor& anchor, const config::ConfigNode& where);
 

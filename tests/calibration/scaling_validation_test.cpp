@@ -249,3 +249,41 @@ TEST(ScalingValidation, TheErrorAtLoggedConvergenceTakesBothRowsOwnConvergence) 
 }
 
 }  // namespace sp::calibration
+
+namespace sp::calibration {
+
+TEST(ScalingValidation, AStepAnchorAtTheModelsOwnStepChangesNothingAndALongerOneSlowsTheTarget) {
+  // Eos' 64 GPUs on Llama2-70B LoRA from Eos' one node. Given the model's own step at the anchor,
+  // the level stays x1 and the target's score is the model's (to the solve's 1e-9 in log); given a
+  // step 10 % longer, the level falls and the target slows, by less than 10 % (its communication
+  // and evaluations do not scale with the level); without a logged step, no prediction.
+  const PlatformCatalog platforms(testing::catalog());
+  const SystemModelInputs in{testing::catalog(), platforms, models::default_calibration(), 0, 1};
+  std::vector<MlperfResult> rows = testing::v41();
+  const auto find = [&](const std::string& system_folder) {
+    for (const MlperfResult& r : rows) {
+      if (r.benchmark == "llama2_70b_lora" && r.system_folder == system_folder) return r;
+    }
+    ADD_FAILURE() << "no llama2_70b_lora row of " << system_folder;
+    return MlperfResult{};
+  };
+  MlperfResult anchor = find("eos_ngc24.09_nemo");
+  const MlperfResult target = find("eos_n8_ngc24.09_nemo");
+  const SystemPrediction pa = predict_system(anchor, in), pt = predict_system(target, in);
+  ASSERT_EQ(pa.status, "ok");
+  ASSERT_EQ(pt.status, "ok");
+  const double model_min = to_seconds(pt.estimate.time_to_train) / 60;
+  anchor.phases = {PhaseObservation{PhaseObservation::Phase::training_step, to_seconds(pa.estimate.step.step), 1, 0}};
+  const std::optional<double> same = step_anchored_minutes(target, pt, anchor, pa);
+  ASSERT_TRUE(same.has_value());
+  EXPECT_NEAR(*same / model_min, 1.0, 1e-8);
+  anchor.phases[0].seconds *= 1.1;
+  const std::optional<double> slower = step_anchored_minutes(target, pt, anchor, pa);
+  ASSERT_TRUE(slower.has_value());
+  EXPECT_GT(*slower, model_min * 1.01);
+  EXPECT_LT(*slower, model_min * 1.1);
+  anchor.phases.clear();
+  EXPECT_FALSE(step_anchored_minutes(target, pt, anchor, pa).has_value());
+}
+
+}  // namespace sp::calibration

@@ -211,14 +211,22 @@ TEST(SoftwareLevel, TheSolverMeetsATimeOfWhichOnlyTheComputeScales) {
   EXPECT_NEAR(fast.factor, 2.0, 1e-9);
   EXPECT_TRUE(fast.met(0.2, 5.0));
   EXPECT_NEAR(solve_software_level(step, seconds(9.0), 0.2, 5.0).factor, 0.5, 1e-9);
-  // 1.5 s needs f = 8, past the plausible x5: not met, and the residual says the model stays slower.
+  // 1.5 s needs f = 4 / 0.5 = 8: within the step the solve may take past x5 (5e = 13.6), so it
+  // is found, and is not met only because 8 is outside the plausible range.
   const LevelSolution far = solve_software_level(step, seconds(1.5), 0.2, 5.0);
+  EXPECT_NEAR(far.factor, 8.0, 1e-6);
+  EXPECT_LT(std::abs(far.residual), 1e-6);
   EXPECT_FALSE(far.met(0.2, 5.0));
-  EXPECT_GT(far.residual, 0);
-  // Below the 1 s no level touches, no factor at all: stopped a step (e) past the range.
+  // Below the 1 s no level touches, no factor at all: stopped at a step (e) past the range, the
+  // model still slower there, log(1 + 4 / 5e) / 0.9) > 0.
   const LevelSolution never = solve_software_level(step, seconds(0.9), 0.2, 5.0);
+  EXPECT_NEAR(never.factor, 5.0 * std::exp(1.0), 1e-9);
+  EXPECT_NEAR(never.residual, std::log((1.0 + 4.0 / (5.0 * std::exp(1.0))) / 0.9), 1e-9);
   EXPECT_FALSE(never.met(0.2, 5.0));
-  EXPECT_LE(never.factor, 5.0 * std::exp(1.0) * (1 + 1e-12));
+  // A model that gives no time (a layout that no longer fits) stops with a NaN residual.
+  const LevelSolution none = solve_software_level([](double) { return seconds(0.0); }, seconds(1.0), 0.2, 5.0);
+  EXPECT_TRUE(std::isnan(none.residual));
+  EXPECT_FALSE(none.met(0.2, 5.0));
 }
 
 }  // namespace sp::models

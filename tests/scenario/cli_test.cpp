@@ -368,9 +368,36 @@ TEST(Cli, AnchorTakesATimeToTrainOrAStepAndSaysWhichItTook) {
                             out.string());
   ASSERT_EQ(ttt.status, 0) << ttt.output;
   EXPECT_NE(ttt.output.find("anchored: N=8 measured 6 min where the model gave"), std::string::npos) << ttt.output;
-  for (const char* bad : {"8=", "8=/step", "8=fast/step", "=6min"}) {
-    const RunResult r = run("run " + scenario("bert") + " --anchor " + std::string(bad) + " --out " + out.string());
+  // The form itself, or the quantity's value (at the key the form chose).
+  for (const auto& [bad, says] : std::vector<std::pair<std::string, std::string>>{
+           {"8=", "expected N=TIME or N=TIME/step"},
+           {"8=/step", "expected N=TIME or N=TIME/step"},
+           {"=6min", "expected N=TIME or N=TIME/step"},
+           {"8=fast/step", "anchor.step_time"},
+           {"8=fast", "anchor.time_to_train"}}) {
+    const RunResult r = run("run " + scenario("bert") + " --anchor " + bad + " --out " + out.string());
     EXPECT_EQ(r.status, 2) << bad << ": " << r.output;
     EXPECT_NE(r.output.find("--anchor"), std::string::npos) << bad << ": " << r.output;
+    EXPECT_NE(r.output.find(says), std::string::npos) << bad << ": " << r.output;
   }
+}
+
+TEST(Cli, AnalyzeCountsABenchmarkSpelledTwoWaysAsOne) {
+  // RetinaNet as its logs name it ("ssd") and as the results table does: analyze, like validate,
+  // calibrate and predict, names every row's benchmark by the catalog, so the three systems are
+  // one benchmark of three, not two of one and two.
+  const fs::path dir = fresh_dir("analyze_names");
+  fs::create_directories(dir);
+  {
+    std::ofstream f(dir / "rows.csv");
+    f << "benchmark,submitter,system_name,accelerator,accelerators_per_node,nodes,accelerators_total,"
+         "time_to_train_min,global_batch_size\n";
+    f << "ssd,A,one,NVIDIA H100-SXM5-80GB,8,1,8,36.3,256\n";
+    f << "retinanet,A,two,NVIDIA H100-SXM5-80GB,8,2,16,19.5,256\n";
+    f << "RetinaNet,A,eight,NVIDIA H100-SXM5-80GB,8,8,64,6.2,256\n";
+  }
+  const RunResult r = run("analyze --data " + (dir / "rows.csv").string() + " --out " + (dir / "out").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("retinanet                 3"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("ssd"), std::string::npos) << r.output;
 }
