@@ -150,7 +150,8 @@ output::Table summary_table(const calibration::ScalingReport& rep) {
 
 // Predicted against published speedup over the anchor, log-log, one colour per benchmark: the
 // model filled (a circle from the system's own smaller configuration, a triangle from another
-// submitter's node), the throughput curve open.
+// submitter's node), the throughput curve open, the model anchored on the anchor's logged step a
+// cross (where its logs give one).
 bool plot_speedups(const std::filesystem::path& png, const calibration::ScalingReport& rep) {
   const std::vector<std::string> names = first_seen(rep.rows, [](const calibration::ScalingRow& r) { return r.row.benchmark; });
   std::string data, plots = "x title 'equal' lc rgb '#888888'";
@@ -159,18 +160,21 @@ bool plot_speedups(const std::filesystem::path& png, const calibration::ScalingR
     for (const auto& r : rep.rows) {
       if (r.row.benchmark != names[b]) continue;
       const bool own = r.anchor_rule.rfind("same submitter", 0) == 0;
-      data += fmt::format("{} {} {} {}\n", r.published_speedup(), *r.anchor.time_to_train_min / r.predicted_min,
-                          *r.anchor.time_to_train_min / r.curve_min, own ? 1 : 0);
+      const double stepped = r.step_anchored_min ? *r.anchor.time_to_train_min / *r.step_anchored_min : -1;
+      data += fmt::format("{} {} {} {} {}\n", r.published_speedup(), *r.anchor.time_to_train_min / r.predicted_min,
+                          *r.anchor.time_to_train_min / r.curve_min, own ? 1 : 0, stepped);
     }
     data += "EOD\n";
     plots += fmt::format(", $b{} using 1:($4 > 0 ? $2 : 1/0) title {} with points pt 7 ps 1.3 lc rgb '{}'"
                          ", $b{} using 1:($4 > 0 ? 1/0 : $2) notitle with points pt 9 ps 1.4 lc rgb '{}'"
-                         ", $b{} using 1:3 title {} with points pt 6 ps 1.3 lc rgb '{}'",
+                         ", $b{} using 1:3 title {} with points pt 6 ps 1.3 lc rgb '{}'"
+                         ", $b{} using 1:($5 > 0 ? $5 : 1/0) notitle with points pt 2 ps 1.4 lc rgb '{}'",
                          b, output::gnuplot_text(names[b] + " scalepoint"), output::series_colour(b), b,
                          output::series_colour(b), b, output::gnuplot_text(names[b] + " curve"),
-                         output::series_colour(b));
+                         output::series_colour(b), b, output::series_colour(b));
   }
   plots += ", 1/0 title 'triangle: from another submitter''s node' with points pt 9 ps 1.4 lc rgb '#444444'";
+  plots += ", 1/0 title 'cross: from the anchor''s logged step' with points pt 2 ps 1.4 lc rgb '#444444'";
   const std::string script = fmt::format(
       "set terminal pngcairo noenhanced size 820,700 font 'sans,11'\nset output {}\n{}"
       "set logscale xy\nset grid\nset key outside bottom center horizontal maxcols 4 font 'sans,9'\n"
