@@ -134,6 +134,25 @@ TEST(LayoutSearch, MemoryDecidesTheRecipePerMachine) {
   EXPECT_EQ(replaced->layout_basis, "searched: the declared layout does not fit");
 }
 
+TEST(LayoutSearch, AFourGpuNodeTakesTheRecipeForItsMemoryAsAnEightGpuNodeDoes) {
+  // v4.1's 4-GPU nodes were 80 GB H100s (Dell XE8640, Fujitsu GX2560M7), which ran TP4 CP1; a
+  // 4-GPU GB200 tray (186 GB) holds the model on one GPU and runs the 8-GPU node's recipe, TP1
+  // CP2, over 2 replicas (GBS 8: 4 micro-batches each), so that an anchor on one tray and a
+  // prediction on two run the same layout.
+  const Workload w = testing::shipped_workload("llama2_70b_lora");
+  const ParallelSpec base = w.parallelism.for_accelerators(4);
+  const auto h100 = fastest_layout(w, testing::shipped_platform("hgx_h100_4gpu"), 4, 8, base, LayoutSearch{});
+  const auto gb200 = fastest_layout(w, testing::shipped_platform("gb200_nvl72"), 4, 8, base, LayoutSearch{});
+  const auto gb200_8 = fastest_layout(w, testing::shipped_platform("gb200_nvl72"), 8, 8, w.parallelism.for_accelerators(8),
+                                      LayoutSearch{});
+  ASSERT_TRUE(h100 && gb200 && gb200_8);
+  EXPECT_EQ(h100->layout.describe(), "TP4 CP1 PP1 DP1 mb1 x8 ZeRO-1");
+  EXPECT_EQ(gb200->layout.describe(), "TP1 CP2 PP1 DP2 mb1 x4 ZeRO-1");
+  EXPECT_EQ(gb200_8->layout.describe(), "TP1 CP2 PP1 DP4 mb1 x2 ZeRO-1");
+  EXPECT_EQ(h100->layout_basis, "recipe");
+  EXPECT_EQ(gb200->layout_basis, "recipe");
+}
+
 TEST(LayoutSearch, ReportsWhyNothingFitsAndNulloptWhenNothingResolves) {
   // Every parameter trainable: no layout of 8 H100s holds the optimizer states (see Memory
   // tests); the search says out_of_memory instead of inventing a layout.
