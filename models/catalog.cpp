@@ -23,9 +23,15 @@ fs::path data_root() {
   return fs::path(SCALEPOINT_SOURCE_DIR);
 }
 
+namespace {
+fs::path platforms_dir() { return data_root() / "scenarios" / "platforms"; }
+}  // namespace
+
+fs::path shipped_platform_file(const std::string& name) { return platforms_dir() / (name + ".yaml"); }
+
 std::vector<std::string> shipped_platforms() {
   std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(data_root() / "scenarios" / "platforms")) {
+  for (const auto& e : fs::directory_iterator(platforms_dir())) {
     if (e.path().extension() == ".yaml" && e.path().stem() != "nccl_protocols") files.push_back(e.path().filename().string());
   }
   // In file-name order (directory order is not portable): "localhost.calibrated.yaml" before

@@ -23,6 +23,8 @@ std::filesystem::path data_root();
 /// protocol table the others include), in file-name order: one list for `list platforms`, the did-you-mean of
 /// an unknown platform and the platforms result rows may name.
 std::vector<std::string> shipped_platforms();
+/// The file of shipped platform `name`: scenarios/platforms/NAME.yaml under data_root().
+std::filesystem::path shipped_platform_file(const std::string& name);
 
 /// Lower-case letters and digits only, so "NVIDIA H100-SXM5-80GB" and "nvidia h100 sxm5 80gb" match.
 std::string normalize_name(const std::string& name);

@@ -180,9 +180,7 @@ std::optional<double> step_anchored_minutes(const MlperfResult& target, const Sy
   const std::optional<double> step = logged_step(anchor);
   if (!step || !pt.workload || !pa.workload) return std::nullopt;
   const auto at = [](const MlperfResult& r, const SystemPrediction& p, double factor) {
-    models::Platform q = p.platform;
-    q.accelerator.efficiency_scale *= factor;
-    return models::estimate_training(*p.workload, q, r.accelerators, p.global_batch, spec_of(p.estimate.layout));
+    return models::estimate_at_level(*p.workload, p.platform, r.accelerators, p.global_batch, spec_of(p.estimate.layout), factor);
   };
   const models::LevelSolution level = models::solve_software_level(
       [&](double f) { return at(anchor, pa, f).step.step; }, seconds(*step), models::kSoftwareLevelMin, models::kSoftwareLevelMax);

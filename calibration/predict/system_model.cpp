@@ -16,8 +16,7 @@ namespace sp::calibration {
 
 PlatformCatalog::PlatformCatalog(const models::Catalog& catalog) : catalog_(catalog) {
   for (const std::string& name : models::shipped_platforms()) {
-    const std::filesystem::path f = models::data_root() / "scenarios" / "platforms" / (name + ".yaml");
-    platforms_.push_back(models::parse_platform(config::load_file(f.string()), catalog));
+    platforms_.push_back(models::parse_platform(config::load_file(models::shipped_platform_file(name).string()), catalog));
     names_.push_back(name);
   }
 }
@@ -60,7 +59,7 @@ models::Platform resize_node(models::Platform p, int per_node) {
 }
 
 models::Platform generic_platform(const models::Accelerator& a, int per_node, const models::Catalog& catalog) {
-  const std::filesystem::path protocols = models::data_root() / "scenarios" / "platforms" / "nccl_protocols.yaml";
+  const std::filesystem::path protocols = models::shipped_platform_file("nccl_protocols");
   const std::string kind = a.scale_up_topology == "torus3d" ? "torus" : a.scale_up_topology;
   const bool switched = kind == "switch";
   // Estimates: NCCL's ring sustains ~82 % of NVLink and ~94 % of an IB NIC on DGX H100 (its

@@ -132,6 +132,12 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
   e.run_p90 = seconds(sorted_quantile(run_times, 0.90));
 }
 
+TrainingEstimate estimate_at_level(const Workload& w, Platform p, int n, std::int64_t gbs, const ParallelSpec& spec, double factor,
+                                   Fidelity fidelity) {
+  p.accelerator.efficiency_scale *= factor;
+  return estimate_training(w, p, n, gbs, spec, fidelity);
+}
+
 LevelSolution solve_software_level(const std::function<Duration(double)>& time_at, Duration target, double lo, double hi) {
   const double goal = det::log(to_seconds(target));
   // A time that is not positive and finite (a layout that no longer fits) has no gap: NaN.

@@ -78,6 +78,11 @@ double olympic_mean(std::vector<double> runs);
 /// from the model than this says the input (or the system) is not what the model describes.
 inline constexpr double kSoftwareLevelMin = 0.2, kSoftwareLevelMax = 5.0;
 
+/// The estimate at (workload, platform, ...) with the accelerator's software level (its
+/// efficiency_scale) multiplied by `factor`: what an anchor's level is solved over.
+TrainingEstimate estimate_at_level(const Workload& workload, Platform platform, int accelerators, std::int64_t global_batch,
+                                   const ParallelSpec& parallel, double factor, Fidelity fidelity = Fidelity::analytic);
+
 /// Where solve_software_level stopped: the factor on the accelerator's software level
 /// (efficiency_scale) and log(time there / target).
 struct LevelSolution {

@@ -48,8 +48,8 @@ int run_command(const RunOptions& o) {
     overrides.push_back(config::Override{"platform", yaml, "--platform " + o.platform});
   }
   if (!o.anchor.empty()) {
-    // N=TIME, as the scenario's anchor mapping, so that its errors name --anchor.
-    // N=TIME/step, a step time.
+    // N=TIME (a time to train) or N=TIME/step (a step), as the scenario's anchor mapping, so that
+    // its errors name --anchor.
     const auto eq = o.anchor.find('=');
     const auto malformed = [] {
       return InputError({"--anchor", 0, 0}, "anchor", "expected N=TIME or N=TIME/step, e.g. --anchor 8=28.2min or 8=3.68s/step");
@@ -190,7 +190,7 @@ int list_command(const std::string& what) {
     std::vector<models::Platform> platforms;
     int stem_width = 0, name_width = 0;
     for (const std::string& n : names) {
-      platforms.push_back(load_platform((models::data_root() / "scenarios" / "platforms" / (n + ".yaml")).string(), catalog));
+      platforms.push_back(load_platform(models::shipped_platform_file(n).string(), catalog));
       stem_width = std::max(stem_width, static_cast<int>(n.size()));
       name_width = std::max(name_width, static_cast<int>(platforms.back().name.size()));
     }

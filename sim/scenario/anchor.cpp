@@ -62,13 +62,8 @@ void apply_anchor(ScenarioSpec& spec, Anchor& a, const config::ConfigNode& where
   // The layout found, held whole while the level moves (its virtual stages and recomputation
   // too): the time then falls smoothly with the level, and at factor 1 is the one found.
   const models::ParallelSpec layout = models::spec_of(first->layout);
-  const double base = spec.platform.accelerator.efficiency_scale;
   const models::LevelSolution level = models::solve_software_level(
-      [&](double factor) {
-        models::Platform p = spec.platform;
-        p.accelerator.efficiency_scale = base * factor;
-        return of(models::estimate_training(spec.workload, p, n, gbs, layout, spec.fidelity));
-      },
+      [&](double factor) { return of(models::estimate_at_level(spec.workload, spec.platform, n, gbs, layout, factor, spec.fidelity)); },
       a.measured, models::kSoftwareLevelMin, models::kSoftwareLevelMax);
   a.software_factor = level.factor;
   const char* key = step ? "step_time" : "time_to_train";
@@ -88,7 +83,7 @@ void apply_anchor(ScenarioSpec& spec, Anchor& a, const config::ConfigNode& where
                           shown(a.modelled_before), n, shown(a.measured), side, models::kSoftwareLevelMin, models::kSoftwareLevelMax),
               "check the time and that the scenario describes the measured system");
   }
-  spec.platform.accelerator.efficiency_scale = base * a.software_factor;
+  spec.platform.accelerator.efficiency_scale *= a.software_factor;
 }
 
 }  // namespace sp

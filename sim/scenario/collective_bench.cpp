@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 fs::path find_platform_file(const std::string& name, const SourceLocation& where, const std::string& key) {
   fs::path file(name);
   if (!config::exists_quietly(file.string())) {
-    file = models::data_root() / "scenarios" / "platforms" / (name + ".yaml");
+    file = models::shipped_platform_file(name);
     if (!config::exists_quietly(file.string())) {
       throw InputError(where, key, "unknown platform '" + name + "'",
                        config::known_names_hint(name, models::shipped_platforms()) + ", or a path to a platform file");

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <string>
 
-#include "sim/config/loader.hpp"
 #include "models/catalog.hpp"
+#include "sim/config/loader.hpp"
 #include "sim/scenario/collective_bench.hpp"
 
 namespace sp {
