@@ -39,9 +39,9 @@ ConvergenceEstimate samples_to_converge(const Workload& w, std::int64_t global_b
   return lerp(pts[pts.size() - 2], pts.back(), "extrapolated");
 }
 
-double observe(double samples, double interval) {
-  if (!(interval > 0)) return samples;
-  return std::max(1.0, std::ceil(samples / interval - 1e-9)) * interval;
+double observe(double samples, double interval, double first) {
+  if (!(interval > 0)) return std::max(samples, first);
+  return std::max(first, std::max(1.0, std::ceil(samples / interval - 1e-9)) * interval);
 }
 
 ObservedConvergence observed_convergence(const Workload& w, std::int64_t gbs) {
@@ -56,8 +56,9 @@ ObservedConvergence observed_convergence(const Workload& w, std::int64_t gbs) {
   o.continuous_mean = c.mean_samples;
   o.stdev = c.stdev_samples;
   o.interval = evaluation_interval_samples(w, gbs);
+  o.first = first_evaluation_samples(w, gbs);
   if (!(o.stdev > 0)) {
-    o.expected = observe(o.continuous_mean, o.interval);
+    o.expected = observe(o.continuous_mean, o.interval, o.first);
     return o;
   }
   // E[(samples - continuous mean)^2], about the continuous mean so that the variance is not the
@@ -66,12 +67,12 @@ ObservedConvergence observed_convergence(const Workload& w, std::int64_t gbs) {
   const double lo = std::floor((o.continuous_mean - 8 * o.stdev) / o.interval);
   const double hi = std::ceil((o.continuous_mean + 8 * o.stdev) / o.interval);
   double below = normal_cdf((lo * o.interval - o.continuous_mean) / o.stdev);
-  const double first = observe(lo * o.interval, o.interval);
+  const double first = observe(lo * o.interval, o.interval, o.first);
   o.expected = below * first;  // the mass at the first evaluation
   second = below * (first - o.continuous_mean) * (first - o.continuous_mean);
   for (double k = lo + 1; k <= hi; ++k) {
     const double upto = normal_cdf((k * o.interval - o.continuous_mean) / o.stdev);
-    const double at = std::max(1.0, k) * o.interval;
+    const double at = observe(k * o.interval, o.interval, o.first);
     o.expected += at * (upto - below);
     second += (at - o.continuous_mean) * (at - o.continuous_mean) * (upto - below);
     below = upto;

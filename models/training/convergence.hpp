@@ -28,10 +28,14 @@ ConvergenceEstimate samples_to_converge(const Workload& w, std::int64_t global_b
 ///   E[observed] = sum_k k I P((k-1) I < S <= k I),  S ~ N(continuous mean, stdev)
 /// which gives back the table at its own points and rises above the linear interpolation between
 /// them where a batch's interval is coarse (RetinaNet's epochs, Stable Diffusion's 512k images).
+/// No run stops before the first evaluation the rules let it run (first_evaluation_samples:
+/// Llama2-70B LoRA skips FLOOR(0.125 x GBS + 2)), however early it converges: the k I below it
+/// are all observed there.
 struct ObservedConvergence {
   double continuous_mean = 0;  // samples
   double stdev = 0;            // samples
   double interval = 0;         // samples between evaluations at this batch
+  double first = 0;            // samples at the first evaluation the rules let a run perform
   double expected = 0;         // E[samples trained], a multiple of interval on every run
   double variance = 0;         // of one run's samples trained (samples^2), the grid's steps included
 };
@@ -59,7 +63,8 @@ ScoredConvergence scored_convergence(const ObservedConvergence& seen, double rcp
 /// E[max(X, c)] for X normal with this mean and standard deviation.
 double expected_max_with(double mean, double sd, double c);
 
-/// The first evaluation at or after `samples`: ceil(samples / interval) x interval (at least one).
-double observe(double samples, double interval);
+/// The first evaluation at or after `samples`: ceil(samples / interval) x interval, and not before
+/// `first`, the first evaluation the rules let a run perform (at least one interval).
+double observe(double samples, double interval, double first);
 
 }  // namespace sp::models

@@ -20,6 +20,15 @@ double evaluation_interval_samples(const Workload& w, std::int64_t gbs) {
   return interval;
 }
 
+double evaluations_skipped(const Workload& w, std::int64_t gbs) {
+  const EvaluationRule& e = w.evaluation;
+  return std::floor(e.skip_per_global_batch * static_cast<double>(gbs) + static_cast<double>(e.skip_count));
+}
+
+double first_evaluation_samples(const Workload& w, std::int64_t gbs) {
+  return (evaluations_skipped(w, gbs) + 1) * evaluation_interval_samples(w, gbs);
+}
+
 Duration exposed_scoring(Duration scoring, Duration between, double evaluations) {
   if (evaluations <= 0 || scoring <= Duration{}) return Duration{};
   // One worker, first in first out: evaluation i ends at i x between and its scoring starts when
@@ -34,8 +43,7 @@ EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& lay, Mic
   EvaluationCost c;
   const EvaluationRule& e = w.evaluation;
   if (!e.timed) return c;
-  const double skipped =
-      std::floor(e.skip_per_global_batch * static_cast<double>(gbs) + static_cast<double>(e.skip_count));
+  const double skipped = evaluations_skipped(w, gbs);
   const double interval = evaluation_interval_samples(w, gbs);
   c.evaluations = std::max(0.0, samples_to_converge / interval - skipped);
   // Each replica evaluates its share of the set in whole micro-batches, through every stage.

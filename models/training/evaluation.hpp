@@ -18,6 +18,11 @@ namespace sp::models {
 
 /// Training samples between two evaluations at global batch `gbs`.
 double evaluation_interval_samples(const Workload& w, std::int64_t gbs);
+/// Evaluations the rules let a run leave out at its start (Llama2-70B LoRA: FLOOR(0.125 x GBS + 2)).
+double evaluations_skipped(const Workload& w, std::int64_t gbs);
+/// Samples trained at the first evaluation a run performs, (skipped + 1) intervals: the earliest a
+/// run can stop, since convergence is seen only there. 0 where evaluations are not on a grid of samples.
+double first_evaluation_samples(const Workload& w, std::int64_t gbs);
 
 struct EvaluationCost {
   double evaluations = 0;  // expected count (convergence falls on an evaluation)

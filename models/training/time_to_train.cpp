@@ -109,7 +109,7 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
     for (std::size_t r = 0; r < runs.size(); ++r) {
       double& run = runs[r];
       const double converge =
-          observe(std::max(gbs, convergence.normal(seen.continuous_mean, seen.stdev)), seen.interval);
+          observe(std::max(gbs, convergence.normal(seen.continuous_mean, seen.stdev)), seen.interval, seen.first);
       trained[r] = converge;
       const double steps = converge / gbs;
       const double waits = per_step * (steps * (1 + persistent * stragglers.normal(0.0, 1.0)) +

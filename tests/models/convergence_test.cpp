@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "models/training/convergence.hpp"
+#include "models/training/evaluation.hpp"
 #include "models/training/time_to_train.hpp"
 #include "test_fixtures.hpp"
 
@@ -51,6 +52,54 @@ TEST(Convergence, BeyondTheTableTheLastSegmentContinues) {
   const double slope = (5505422.2222 - 4645333.3333) / (16384 - 13056);
   EXPECT_NEAR(samples_to_converge(bert, 20000).mean_samples, 5505422.2222 + slope * (20000 - 16384), 1e-3);
   EXPECT_EQ(samples_to_converge(bert, 20000).method, "extrapolated");
+}
+
+// Llama2-70B LoRA evaluates every 384 samples rounded up to whole global batches and skips the
+// first FLOOR(0.125 x GBS + 2) evaluations (training_rules.adoc). The first evaluation a run
+// performs, (skipped + 1) intervals, is where v4.1's logs show the first eval_start: 4 x 384 =
+// 1,536 at GBS 8, 11 x 384 = 4,224 at GBS 64, 19 x 384 = 7,296 at GBS 128.
+// At GBS 288 the interval is 2 x 288 = 576 and 38 are skipped: the first at 39 x 576 = 22,464
+// samples, past the table's straight line (RCP points 4,032 at 16 and 11,264 at 128, each less
+// half its interval of 384: continuous 3,840 and 11,072; at 288: 11,072 + 7,232 x 160 / 112 =
+// 21,403.43, stdev 411.3463 + 433.4537 x 272 / 112 = 1,464.02). A run that has converged by then
+// still trains to 22,464 and evaluates once: P = Phi((22,464 - 21,403.43) / 1,464.02) = 0.7656
+// of the runs stop there, the rest at 40 x 576, 41 x 576, ...: E = 22,737.97 samples (summed by
+// hand over the grid). Before, the grid started at one interval, and the expected run at GBS 288
+// trained 21,691 samples and evaluated none.
+TEST(Convergence, NoRunStopsBeforeTheFirstEvaluationTheRulesLetItPerform) {
+  const Workload llama = shipped_workload("llama2_70b_lora");
+  EXPECT_DOUBLE_EQ(first_evaluation_samples(llama, 8), 1536.0);
+  EXPECT_DOUBLE_EQ(first_evaluation_samples(llama, 64), 4224.0);
+  EXPECT_DOUBLE_EQ(first_evaluation_samples(llama, 128), 7296.0);
+  EXPECT_DOUBLE_EQ(first_evaluation_samples(llama, 288), 22464.0);
+  const ObservedConvergence seen = observed_convergence(llama, 288);
+  EXPECT_NEAR(seen.continuous_mean, 21403.42857, 1e-3);
+  EXPECT_NEAR(seen.stdev, 1464.01957, 1e-3);
+  EXPECT_DOUBLE_EQ(seen.first, 22464.0);
+  EXPECT_NEAR(seen.expected, 22737.972, 0.01);
+  // Without spread the run stops at the first evaluation.
+  Workload exact = llama;
+  for (ConvergencePoint& p : exact.convergence.points) p.stdev = 0;
+  EXPECT_DOUBLE_EQ(observed_convergence(exact, 288).expected, 22464.0);
+  // Workloads without a skip rule evaluate first after one interval, as before.
+  const Workload bert = shipped_workload("bert");
+  EXPECT_DOUBLE_EQ(first_evaluation_samples(bert, 768), evaluation_interval_samples(bert, 768));
+  EXPECT_DOUBLE_EQ(observe(10, 100, 100), 100.0);
+  EXPECT_DOUBLE_EQ(observe(250, 100, 100), 300.0);
+  EXPECT_DOUBLE_EQ(observe(250, 100, 500), 500.0);
+}
+
+// So a large-batch run pays for one evaluation and its set-up, and trains the samples to it.
+TEST(Convergence, ARunPastTheTableStillEvaluatesOnceAndPaysItsSetUp) {
+  const Workload w = shipped_workload("llama2_70b_lora");
+  const Platform p = testing::shipped_platform("dgx_h100");
+  const TrainingEstimate e = estimate_training(w, p, 2304, 288, w.parallelism.for_accelerators(2304));
+  ASSERT_TRUE(e.ok()) << e.message;
+  EXPECT_NEAR(e.convergence.mean_samples, 22737.972, 0.01);
+  EXPECT_NEAR(e.steps, 22737.972 / 288, 1e-4);
+  EXPECT_NEAR(e.evaluation.evaluations, 22737.972 / 576 - 38, 1e-4);  // 1.4757: at least one
+  EXPECT_GT(to_seconds(e.evaluation.first), 0.0);
+  EXPECT_NEAR(to_seconds(e.run_time), to_seconds(e.step.step) * e.steps + to_seconds(e.evaluation.total), 1e-9);
 }
 
 TEST(RcpNormalisation, ExpectedMaximumOfANormalAndAFloor) {
