@@ -25,10 +25,10 @@ ConvergenceEstimate samples_to_converge(const Workload& w, std::int64_t global_b
 /// observed values. Under each lies a continuous convergence point, half an evaluation interval
 /// earlier on average; it is interpolated between the pruned points (each with its own batch's
 /// interval) and observed again at this batch's interval:
-///   E[observed] = sum_k k I P((k-1) I < S <= k I),  S ~ N(continuous mean, stdev)
+///   E[observed] = sum_k max(F, k I) P((k-1) I < S <= k I),  S ~ N(continuous mean, stdev)
 /// which gives back the table at its own points and rises above the linear interpolation between
 /// them where a batch's interval is coarse (RetinaNet's epochs, Stable Diffusion's 512k images).
-/// No run stops before the first evaluation the rules let it run (first_evaluation_samples:
+/// F: no run stops before the first evaluation the rules let it run (first_evaluation_samples:
 /// Llama2-70B LoRA skips FLOOR(0.125 x GBS + 2)), however early it converges: the k I below it
 /// are all observed there.
 struct ObservedConvergence {

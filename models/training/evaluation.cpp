@@ -29,6 +29,10 @@ double first_evaluation_samples(const Workload& w, std::int64_t gbs) {
   return (evaluations_skipped(w, gbs) + 1) * evaluation_interval_samples(w, gbs);
 }
 
+double evaluations_performed(const Workload& w, std::int64_t gbs, double samples) {
+  return std::max(0.0, samples / evaluation_interval_samples(w, gbs) - evaluations_skipped(w, gbs));
+}
+
 Duration exposed_scoring(Duration scoring, Duration between, double evaluations) {
   if (evaluations <= 0 || scoring <= Duration{}) return Duration{};
   // One worker, first in first out: evaluation i ends at i x between and its scoring starts when
@@ -43,9 +47,8 @@ EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& lay, Mic
   EvaluationCost c;
   const EvaluationRule& e = w.evaluation;
   if (!e.timed) return c;
-  const double skipped = evaluations_skipped(w, gbs);
   const double interval = evaluation_interval_samples(w, gbs);
-  c.evaluations = std::max(0.0, samples_to_converge / interval - skipped);
+  c.evaluations = evaluations_performed(w, gbs, samples_to_converge);
   // Each replica evaluates its share of the set in whole micro-batches, through every stage.
   const std::int64_t per_replica = (e.samples + lay.dp - 1) / lay.dp;
   const std::int64_t micro_batches = (per_replica + lay.micro_batch - 1) / lay.micro_batch;

@@ -21,8 +21,11 @@ double evaluation_interval_samples(const Workload& w, std::int64_t gbs);
 /// Evaluations the rules let a run leave out at its start (Llama2-70B LoRA: FLOOR(0.125 x GBS + 2)).
 double evaluations_skipped(const Workload& w, std::int64_t gbs);
 /// Samples trained at the first evaluation a run performs, (skipped + 1) intervals: the earliest a
-/// run can stop, since convergence is seen only there. 0 where evaluations are not on a grid of samples.
+/// run can stop, since convergence is seen only there.
 double first_evaluation_samples(const Workload& w, std::int64_t gbs);
+/// Evaluations performed by a run that trained `samples` (stopping at an evaluation): the ones past
+/// those skipped, so a run's count does not scale with its samples where the rules skip some.
+double evaluations_performed(const Workload& w, std::int64_t gbs, double samples);
 
 struct EvaluationCost {
   double evaluations = 0;  // expected count (convergence falls on an evaluation)
@@ -33,8 +36,6 @@ struct EvaluationCost {
   Duration scoring;  // asynchronous scoring still running after the last evaluation (once per run)
   Duration first;    // the evaluation's one-time set-up before the first one (once per run)
   Duration total;    // evaluations x each + scoring + first
-  /// What grows with the samples trained (the evaluations), without the once-per-run costs.
-  Duration recurring() const { return total - scoring - first; }
 };
 
 /// Asynchronous scoring's delay of a run's end: `scoring` per evaluation on one background

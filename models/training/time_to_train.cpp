@@ -95,10 +95,10 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
   const double jitter = sigma > 0 ? p.compute_jitter / sigma * relative_sd : 0;
   const double base_step = to_seconds(e.step.step - e.step.straggler);
   const double gbs = static_cast<double>(e.global_batch);
-  // Evaluations grow with the samples a run trains; the scoring after the last one and the
-  // set-up before the first happen once whatever the run's length.
-  const double eval_per_sample =
-      e.convergence.mean_samples > 0 ? to_seconds(e.evaluation.recurring()) / e.convergence.mean_samples : 0;
+  // Each run pays for the evaluations it performs (those past the ones the rules skip, so not in
+  // proportion to its samples); the scoring after the last one and the set-up before the first
+  // happen once whatever the run's length.
+  const double each_evaluation = to_seconds(e.evaluation.each);
   const double once = to_seconds(e.evaluation.scoring + e.evaluation.first);
   const ObservedConvergence seen = observed_convergence(w, e.global_batch);
   const double rcp_mean = samples_to_converge(w, e.global_batch).mean_samples;
@@ -108,13 +108,14 @@ void add_prediction_interval(TrainingEstimate& e, const Workload& w, const Platf
   for (int k = 0; k < samples; ++k) {
     for (std::size_t r = 0; r < runs.size(); ++r) {
       double& run = runs[r];
-      const double converge =
-          observe(std::max(gbs, convergence.normal(seen.continuous_mean, seen.stdev)), seen.interval, seen.first);
+      const double drawn = std::max(gbs, convergence.normal(seen.continuous_mean, seen.stdev));
+      const double converge = observe(drawn, seen.interval, seen.first);
       trained[r] = converge;
       const double steps = converge / gbs;
       const double waits = per_step * (steps * (1 + persistent * stragglers.normal(0.0, 1.0)) +
                                        std::sqrt(steps) * jitter * stragglers.normal(0.0, 1.0));
-      run = steps * base_step + std::max(0.0, waits) + converge * eval_per_sample + once;
+      const double evaluations = w.evaluation.timed ? evaluations_performed(w, e.global_batch, converge) : 0;
+      run = steps * base_step + std::max(0.0, waits) + evaluations * each_evaluation + once;
     }
     // RCP normalisation: runs faster than the reference on the olympic mean are scaled up to it.
     const double normalisation = std::max(1.0, rcp_mean / olympic_mean(trained));

@@ -4,7 +4,8 @@
 Usage (from the repository root, with a clone of mlcommons/training_results_v4.1):
   python3 calibration/data/mlperf/read_phases.py GIT_DIR BENCHMARK ORG SYSTEM_FOLDER RESULT_FILE...
 GIT_DIR is the clone's git directory; the logs are read at its HEAD with `git show`, so the
-commit printed in the source column is the one read. Prints CSV rows (no header) in the columns
+commit printed in the source column is the one read (MIRROR in the environment names the clone's
+origin, default mlcommons/training_results_v4.1). Prints CSV rows (no header) in the columns
 of phases_v4.1.csv. Only the standard library: the rules below are the whole method.
 
   llama2_70b_lora  training_step: block_start to block_stop (both with samples_count) over the
@@ -22,6 +23,7 @@ of phases_v4.1.csv. Only the standard library: the rules below are the whole met
                    (a multiple of 512,000 images); the count column is the blocks kept.
 """
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -49,24 +51,41 @@ def events(git_dir, path):
     return out
 
 
+class LogError(Exception):
+    """A log that lacks what a phase needs: named, with the log, instead of a traceback."""
+
+
 def first(evs, key):
-    return next(e for e in evs if e["key"] == key)
+    e = next((e for e in evs if e["key"] == key), None)
+    if e is None:
+        raise LogError(f"no {key}")
+    return e
+
+
+def samples(e):
+    if "samples_count" not in e.get("metadata", {}):
+        raise LogError(f"{e['key']} at {e['time_ms']} ms has no samples_count")
+    return e["metadata"]["samples_count"]
 
 
 def lora(evs, gbs):
     run_start = first(evs, "run_start")["time_ms"]
-    starts, blocks, evals = {}, [], []
+    start, blocks, evals = None, [], []
     eval_start = None
     for e in evs:
-        k, md = e["key"], e.get("metadata", {})
+        k = e["key"]
         if k == "block_start":
-            starts = {"t": e["time_ms"], "s": md["samples_count"]}
-        elif k == "block_stop" and starts:
-            blocks.append((e["time_ms"] - starts["t"], md["samples_count"] - starts["s"], e["time_ms"]))
+            start = (e["time_ms"], samples(e))
+        elif k == "block_stop" and start is not None:
+            blocks.append((e["time_ms"] - start[0], samples(e) - start[1], e["time_ms"]))
+            start = None
         elif k == "eval_start":
             eval_start = e["time_ms"]
         elif k == "eval_stop" and eval_start is not None:
             evals.append(e["time_ms"] - eval_start)
+            eval_start = None
+    if len(blocks) < 2 or not evals:
+        raise LogError("fewer than two training blocks or no evaluation")
     later = blocks[1:]
     step = sum(b[0] for b in later) / 1e3 / (sum(b[1] for b in later) / gbs)
     first_block = blocks[0]
@@ -77,19 +96,20 @@ def lora(evs, gbs):
 
 
 def bert(evs, gbs):
-    intervals, evals, stop = [], [], None
+    intervals, evals, start, stop = [], [], None, None
     for e in evs:
         if e["key"] == "eval_start":
             if stop is not None:
                 intervals.append((e["time_ms"] - stop[0], e["value"] - stop[1]))
             start = e["time_ms"]
-        elif e["key"] == "eval_stop":
+        elif e["key"] == "eval_stop" and start is not None:
             evals.append(e["time_ms"] - start)
             stop = (e["time_ms"], e["value"])
+            start = None
     if not intervals:
         # Older containers (NGC 23.04: Eos' one node, Clemson) log eval_accuracy only, so the
         # training between evaluations cannot be told from the evaluations.
-        raise SystemExit("no eval_start/eval_stop pairs: the step cannot be separated from the evaluations")
+        raise LogError("no eval_start/eval_stop pairs: the step cannot be separated from the evaluations")
     step = sum(i[0] for i in intervals) / 1e3 / (sum(i[1] for i in intervals) / gbs)
     n = len(evals)
     return [("evaluation", f"{statistics.mean(evals) / 1e3:.4g}", n), ("training_step", f"{step:.6f}", n)]
@@ -110,6 +130,8 @@ def retinanet(evs, gbs):
             epochs.append(e["time_ms"] - epoch_start[e["value"]])  # not the one run_stop cuts short
         elif k == "eval_start":
             eval_start = e["time_ms"]
+    if not epochs or not evals:
+        raise LogError("no full epoch or no evaluation")
     step = statistics.mean(epochs) / 1e3 / (RETINANET_TRAIN_IMAGES / gbs)
     n = len(evals)
     return [("evaluation", f"{statistics.mean(evals) / 1e3:.3f}", n),
@@ -118,13 +140,13 @@ def retinanet(evs, gbs):
 
 
 def stable_diffusion(evs, gbs):
-    stops = [(e["time_ms"], e["metadata"]["samples_count"]) for e in evs if e["key"] == "block_stop"]
+    stops = [(e["time_ms"], samples(e)) for e in evs if e["key"] == "block_stop"]
     # A checkpoint is written for the offline evaluation every 512,000 images, in the block that
     # crosses the multiple (its steps run 4-50 % longer).
     kept = [(a, b) for a, b in zip(stops, stops[1:])
             if b[1] > a[1] and not any(a[1] <= m < b[1] for m in range(CHECKPOINT, b[1] + 1, CHECKPOINT))]
     if not kept:
-        raise SystemExit("every block holds a checkpoint: no steady block to time")
+        raise LogError("every block holds a checkpoint: no steady block to time")
     seconds = sum(b[0] - a[0] for a, b in kept) / 1e3
     steps = sum(b[1] - a[1] for a, b in kept) / gbs
     return [("training_step", f"{seconds / steps:.6f}", len(kept))]
@@ -138,13 +160,19 @@ def main():
     git_dir, benchmark, org, system = sys.argv[1:5]
     commit = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", "HEAD"], check=True,
                             capture_output=True, text=True).stdout.strip()
+    mirror = os.environ.get("MIRROR", "mlcommons/training_results_v4.1")
     for result in sys.argv[5:]:
         path = f"{org}/results/{system}/{LOG_NAMES.get(benchmark, benchmark)}/{result}"
         evs = events(git_dir, path)
-        gbs = first(evs, "global_batch_size")["value"]
-        for phase, seconds, n in READERS[benchmark](evs, gbs):
+        try:
+            gbs = first(evs, "global_batch_size")["value"]
+            rows = READERS[benchmark](evs, gbs)
+        except LogError as e:
+            # Rank-0 lines only: a log whose prefix is not "N: " reads as empty and ends here too.
+            sys.exit(f"{path}: {e}")
+        for phase, seconds, n in rows:
             print(f"{benchmark},{org},{system},{result},{phase},{seconds},{n},"
-                  f"mlcommons/training_results_v4.1 (read at the mirror mlcommons/training_results_v4.1 @{commit}) {path}")
+                  f"mlcommons/training_results_v4.1 (read at the mirror {mirror} @{commit}) {path}")
 
 
 if __name__ == "__main__":
