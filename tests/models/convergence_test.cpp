@@ -92,6 +92,20 @@ TEST(Convergence, NoRunStopsBeforeTheFirstEvaluationTheRulesLetItPerform) {
   EXPECT_DOUBLE_EQ(observe(250, 100, 500), 500.0);
 }
 
+// A run's evaluations are those past the skipped ones, not its samples in proportion: at GBS 8
+// (every 384 samples, 3 skipped) a run stopping at 3,456 = 9 x 384 samples performed 6, one at
+// 1,536 performed 1; at GBS 288 (every 576, 38 skipped) one at 22,464 = 39 x 576 performed 1.
+TEST(Convergence, ARunPerformsTheEvaluationsPastTheSkippedOnes) {
+  const Workload llama = shipped_workload("llama2_70b_lora");
+  EXPECT_DOUBLE_EQ(evaluations_performed(llama, 8, 3456), 6.0);
+  EXPECT_DOUBLE_EQ(evaluations_performed(llama, 8, 1536), 1.0);
+  EXPECT_DOUBLE_EQ(evaluations_performed(llama, 288, 22464), 1.0);
+  EXPECT_DOUBLE_EQ(evaluations_performed(llama, 8, 768), 0.0);  // never below zero
+  // BERT skips none: at GBS 768 it evaluates every FLOOR(0.05 x (230.23 x 768 + 3,000,000), 25,000)
+  // = FLOOR(158,841, 25,000) = 150,000 samples (the logs: 150,300), so 2,400,000 samples are 16.
+  EXPECT_DOUBLE_EQ(evaluations_performed(shipped_workload("bert"), 768, 2400000), 16.0);
+}
+
 // So a large-batch run pays for one evaluation and its set-up, and trains the samples to it.
 TEST(Convergence, ARunPastTheTableStillEvaluatesOnceAndPaysItsSetUp) {
   const Workload w = shipped_workload("llama2_70b_lora");
