@@ -143,8 +143,10 @@ def stable_diffusion(evs, gbs):
     stops = [(e["time_ms"], samples(e)) for e in evs if e["key"] == "block_stop"]
     # A checkpoint is written for the offline evaluation every 512,000 images, in the block that
     # crosses the multiple (its steps run 4-50 % longer).
-    kept = [(a, b) for a, b in zip(stops, stops[1:])
-            if b[1] > a[1] and not any(a[1] <= m < b[1] for m in range(CHECKPOINT, b[1] + 1, CHECKPOINT))]
+    def holds_checkpoint(a, b):  # the first multiple at or after the block's start, before its end
+        return max(CHECKPOINT, -(-a // CHECKPOINT) * CHECKPOINT) < b
+
+    kept = [(a, b) for a, b in zip(stops, stops[1:]) if b[1] > a[1] and not holds_checkpoint(a[1], b[1])]
     if not kept:
         raise LogError("every block holds a checkpoint: no steady block to time")
     seconds = sum(b[0] - a[0] for a, b in kept) / 1e3
