@@ -196,8 +196,18 @@ ConfiguredSystem configure(const MlperfResult& row, const SystemModelInputs& in)
   const auto e = models::fastest_layout(*w, *p, n, gbs, spec, spec.search.value_or(models::LayoutSearch{}), models::Fidelity::analytic,
                                         models::LayoutFallback::any, in.layouts);
   if (!e) {
-    return fail("error", "no parallel layout fits " + std::to_string(n) + " accelerators at global batch " +
-                             std::to_string(gbs));
+    // Why the recipe does not resolve (the search's sizes are powers of two, so an odd factor of N
+    // stays with the data-parallel ranks the batch must split over: 72 GB200s at batch 8).
+    std::string why;
+    models::resolve_layout(spec, p->topology, n, gbs, why);
+    int odd = n;
+    while (odd % 2 == 0) odd /= 2;
+    if (odd > 1 && gbs % odd != 0) {
+      why += fmt::format("{}and no layout can: TP, CP and PP are powers of two, so every layout keeps {}'s odd factor {} "
+                         "in its data-parallel ranks", why.empty() ? "" : "; ", n, odd);
+    }
+    return fail("error", fmt::format("no parallel layout fits {} accelerators at global batch {}{}", n, gbs,
+                                     why.empty() ? "" : ": " + why));
   }
   if (!e->ok()) return fail(e->status, e->message);
   if (row.tensor_parallel || row.context_parallel || row.pipeline_parallel) {

@@ -235,4 +235,22 @@ TEST(SystemModel, RowsItCannotModelSayWhy) {
   EXPECT_EQ(p.global_batch, 768);
 }
 
+TEST(SystemModel, ABatchNoLayoutSplitsSaysWhy) {
+  // One GB200 NVL72 rack (18 trays of 4) on Llama2 LoRA at global batch 8: 72 = 9 x 8, and TP,
+  // CP and PP take powers of two only, so every layout keeps 9 (or 9 x 2^k) data-parallel ranks,
+  // none of which divides 8. The recipe's TP4 CP2 leaves 72 / 8 = 9 of them.
+  const PlatformCatalog platforms(catalog());
+  const SystemModelInputs in{catalog(), platforms, models::Calibration{}, 0, 1};
+  MlperfResult row = system_row("llama2_70b_lora", "NVIDIA GB200", 72, 4);
+  row.global_batch = 8;
+  SystemPrediction p = predict_system(row, in);
+  EXPECT_EQ(p.status, "error");
+  EXPECT_EQ(p.message,
+            "no parallel layout fits 72 accelerators at global batch 8: the global batch 8 does not split over 9 "
+            "data-parallel ranks; and no layout can: TP, CP and PP are powers of two, so every layout keeps 72's "
+            "odd factor 9 in its data-parallel ranks");
+  row.global_batch = 9;  // 9 replicas of TP4 CP2 (or TP8) split it
+  EXPECT_EQ(predict_system(row, in).status, "ok") << predict_system(row, in).message;
+}
+
 }  // namespace sp::calibration
