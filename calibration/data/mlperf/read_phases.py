@@ -32,9 +32,17 @@ RETINANET_TRAIN_IMAGES = 1170301
 CHECKPOINT = 512000  # Stable Diffusion: images between the checkpoints the offline evaluation scores
 
 
+def git(git_dir, *args):
+    """git's output, or exit naming what failed (a wrong clone path, a log not at its HEAD)."""
+    done = subprocess.run(["git", "--git-dir", git_dir, *args], capture_output=True, text=True, errors="replace")
+    if done.returncode != 0:
+        why = done.stderr.strip().splitlines()
+        sys.exit(f"git --git-dir {git_dir} {' '.join(args)}: {why[-1] if why else 'failed'}")
+    return done.stdout
+
+
 def events(git_dir, path):
-    text = subprocess.run(["git", "--git-dir", git_dir, "show", "HEAD:" + path], check=True,
-                          capture_output=True, text=True, errors="replace").stdout
+    text = git(git_dir, "show", "HEAD:" + path)
     out = []
     for line in text.splitlines():
         at = line.find(":::MLLOG ")
@@ -159,9 +167,11 @@ LOG_NAMES = {"retinanet": "ssd"}
 
 
 def main():
+    if len(sys.argv) < 6 or sys.argv[2] not in READERS:
+        sys.exit(__doc__.split("\n\n")[0] + "\nusage: read_phases.py GIT_DIR BENCHMARK ORG SYSTEM_FOLDER RESULT_FILE...\n"
+                 f"BENCHMARK: one of {', '.join(READERS)}")
     git_dir, benchmark, org, system = sys.argv[1:5]
-    commit = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", "HEAD"], check=True,
-                            capture_output=True, text=True).stdout.strip()
+    commit = git(git_dir, "rev-parse", "HEAD").strip()
     mirror = os.environ.get("MIRROR", "mlcommons/training_results_v4.1")
     for result in sys.argv[5:]:
         path = f"{org}/results/{system}/{LOG_NAMES.get(benchmark, benchmark)}/{result}"
