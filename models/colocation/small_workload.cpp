@@ -64,7 +64,7 @@ SmallWorkload parse_small_workload(const config::ConfigNode& n) {
     h->expect_only({"dispatch_per_kernel", "library_launch", "per_step", "cpu_cores"});
     if (auto d = h->find("dispatch_per_kernel")) w.dispatch_per_kernel = parse_launch_time(*d);
     if (auto d = h->find("library_launch")) w.library_launch = parse_launch_time(*d);
-    if (auto d = h->find("per_step")) w.host_per_step = d->as_duration();
+    if (auto d = h->find("per_step")) w.host_per_step = d->as_nonnegative_duration();
     if (auto c = h->find("cpu_cores")) w.cpu_cores = c->as_positive_number();
   }
   return w;

@@ -146,7 +146,7 @@ void parse_measured(const config::ConfigNode& n, Topology& topo) {
     if (!list) continue;
     for (const auto& s : list->elements()) {
       s.expect_only({"ranks", "from", "latency", "bandwidth"});
-      MeasuredSegment seg{s.at("from").as_bytes(), s.at("latency").as_nonnegative_duration(),
+      MeasuredSegment seg{s.at("from").as_nonnegative_bytes(), s.at("latency").as_nonnegative_duration(),
                           s.at("bandwidth").as_positive_bandwidth(), 0};
       if (auto r = s.find("ranks")) seg.ranks = r->as_count();
       const MeasuredSegment* prev = t.measured.empty() ? nullptr : &t.measured.back();

@@ -61,7 +61,7 @@ LayerGroup parse_layer(const config::ConfigNode& n) {
   const config::ConfigNode ops = n.at("ops");
   for (const auto& o : ops.elements()) l.ops.push_back(parse_op(o));
   if (l.ops.empty()) ops.fail("needs at least one op: the kernels the layer runs");
-  if (auto a = n.find("activations")) l.activations = a->as_bytes();
+  if (auto a = n.find("activations")) l.activations = a->as_nonnegative_bytes();
   if (auto tp = n.find("tensor_parallel")) {
     tp->expect_only({"tensor", "all_gathers", "reduce_scatters"});
     l.tp_tensor = tp->at("tensor").as_positive_bytes();
@@ -212,7 +212,7 @@ Workload parse_workload(const config::ConfigNode& n) {
   }
   w.gradient_bytes_per_parameter = n.at("gradient_bytes_per_parameter").as_positive_bytes();
   w.gradient_bucket = n.at("gradient_bucket").as_positive_bytes();
-  w.optimizer_traffic_per_parameter = n.at("optimizer_traffic_per_parameter").as_bytes();
+  w.optimizer_traffic_per_parameter = n.at("optimizer_traffic_per_parameter").as_nonnegative_bytes();
   // A transformer described by its architecture (transformer.hpp), or layers written out.
   std::optional<TransformerSpec> transformer;
   if (auto t = n.find("transformer")) {
@@ -262,8 +262,8 @@ Workload parse_workload(const config::ConfigNode& n) {
   const config::ConfigNode mem = n.at("memory");
   mem.expect_only({"weight_bytes_per_parameter", "optimizer_bytes_per_trainable_parameter", "reserved"});
   w.memory.weight_bytes_per_parameter = mem.at("weight_bytes_per_parameter").as_positive_bytes();
-  w.memory.optimizer_bytes_per_trainable_parameter = mem.at("optimizer_bytes_per_trainable_parameter").as_bytes();
-  w.memory.reserved = mem.at("reserved").as_bytes();
+  w.memory.optimizer_bytes_per_trainable_parameter = mem.at("optimizer_bytes_per_trainable_parameter").as_nonnegative_bytes();
+  w.memory.reserved = mem.at("reserved").as_nonnegative_bytes();
   w.runs_per_result = n.at("runs_per_result").as_count();
   const config::ConfigNode typical = n.at("typical_global_batch");
   for (const auto& [key, value] : typical.entries()) {

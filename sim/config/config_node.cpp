@@ -247,6 +247,11 @@ BytesPerSecond ConfigNode::as_positive_bandwidth() const {
   return b;
 }
 FlopsPerSecond ConfigNode::as_positive_flop_rate() const { return require_positive(*this, as_flop_rate()); }
+Bytes ConfigNode::as_nonnegative_bytes() const {
+  const Bytes b = as_bytes();
+  if (!(b.value() >= 0) || !std::isfinite(b.value())) fail("must be a size of 0 or more, got \"" + as_string() + "\"");
+  return b;
+}
 Duration ConfigNode::as_nonnegative_duration() const {
   const Duration d = as_duration();
   if (d < Duration::zero()) fail("must not be negative, got \"" + as_string() + "\"");

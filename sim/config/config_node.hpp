@@ -81,6 +81,8 @@ class ConfigNode {
   BytesPerSecond as_positive_bandwidth() const;
   FlopsPerSecond as_positive_flop_rate() const;
   Duration as_nonnegative_duration() const;
+  /// A size >= 0 and finite (memory, traffic per parameter or token).
+  Bytes as_nonnegative_bytes() const;
   /// A time > 0 in seconds, of any length (a Duration stops at about 106 days; a component's
   /// mean time between failures is years).
   double as_positive_seconds() const;

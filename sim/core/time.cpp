@@ -8,6 +8,11 @@
 
 namespace sp {
 
+void time_overflow() {
+  throw ModelError("a simulated time beyond int64 picoseconds (about +-106 days); check the inputs for a unit slip or an "
+                   "implausibly long cost");
+}
+
 namespace {
 // Largest magnitude (in ps) a double can be converted to int64 without overflow.
 constexpr double kMaxPs = 9.2e18;

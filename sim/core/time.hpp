@@ -9,6 +9,25 @@
 
 namespace sp {
 
+/// A sum or product of times past int64 picoseconds (about 106 days): the ModelError that
+/// seconds() throws for such a span, where the raw arithmetic would wrap round.
+[[noreturn]] void time_overflow();
+constexpr std::int64_t checked_add(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) time_overflow();
+  return r;
+}
+constexpr std::int64_t checked_sub(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) time_overflow();
+  return r;
+}
+constexpr std::int64_t checked_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) time_overflow();
+  return r;
+}
+
 class Duration {
  public:
   constexpr Duration() = default;
@@ -18,11 +37,11 @@ class Duration {
 
   constexpr std::int64_t ps() const { return ps_; }
 
-  constexpr Duration operator+(Duration o) const { return Duration(ps_ + o.ps_); }
-  constexpr Duration operator-(Duration o) const { return Duration(ps_ - o.ps_); }
-  constexpr Duration& operator+=(Duration o) { ps_ += o.ps_; return *this; }
-  constexpr Duration& operator-=(Duration o) { ps_ -= o.ps_; return *this; }
-  constexpr Duration operator*(std::int64_t k) const { return Duration(ps_ * k); }
+  constexpr Duration operator+(Duration o) const { return Duration(checked_add(ps_, o.ps_)); }
+  constexpr Duration operator-(Duration o) const { return Duration(checked_sub(ps_, o.ps_)); }
+  constexpr Duration& operator+=(Duration o) { ps_ = checked_add(ps_, o.ps_); return *this; }
+  constexpr Duration& operator-=(Duration o) { ps_ = checked_sub(ps_, o.ps_); return *this; }
+  constexpr Duration operator*(std::int64_t k) const { return Duration(checked_mul(ps_, k)); }
   constexpr Duration operator/(std::int64_t k) const { return Duration(ps_ / k); }
   /// Ratio of two spans (dimensionless).
   constexpr double operator/(Duration o) const {
@@ -56,9 +75,9 @@ class SimTime {
   static constexpr SimTime zero() { return SimTime(0); }
   constexpr std::int64_t ps() const { return ps_; }
 
-  constexpr SimTime operator+(Duration d) const { return SimTime(ps_ + d.ps()); }
-  constexpr SimTime& operator+=(Duration d) { ps_ += d.ps(); return *this; }
-  constexpr Duration operator-(SimTime o) const { return Duration::from_ps(ps_ - o.ps_); }
+  constexpr SimTime operator+(Duration d) const { return SimTime(checked_add(ps_, d.ps())); }
+  constexpr SimTime& operator+=(Duration d) { ps_ = checked_add(ps_, d.ps()); return *this; }
+  constexpr Duration operator-(SimTime o) const { return Duration::from_ps(checked_sub(ps_, o.ps_)); }
   constexpr auto operator<=>(const SimTime&) const = default;
 
  private:

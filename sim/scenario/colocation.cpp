@@ -177,9 +177,13 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
                      "fraction", "fractional_mode", "fused_max", "mps_clients_max"});
     if (auto x = sh->find("time_slice")) s.time_slice = x->as_nonnegative_duration();
     if (s.time_slice < models::kShortestTimeSlice) sh->at("time_slice").fail("must be at least 1 us (drivers slice in milliseconds)");
-    if (auto x = sh->find("switch_cost")) s.switch_cost = x->as_nonnegative_duration();
+    if (auto x = sh->find("switch_cost")) {
+      s.switch_cost = x->as_nonnegative_duration();
+      // A time-slice switch saves and restores a context: microseconds to milliseconds on GPUs.
+      if (s.switch_cost > seconds(1.0)) x->fail("must be at most 1 s (a context switch takes microseconds to milliseconds)");
+    }
     if (auto x = sh->find("start_up")) s.start_up = x->as_nonnegative_duration();
-    if (auto x = sh->find("context_memory")) s.context_memory = x->as_bytes();
+    if (auto x = sh->find("context_memory")) s.context_memory = x->as_nonnegative_bytes();
     if (s.context_memory.value() < 0) sh->at("context_memory").fail("must not be negative");
     if (auto x = sh->find("mps_active_thread_percentage")) {
       const double p = x->as_number();

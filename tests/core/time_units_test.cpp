@@ -27,6 +27,21 @@ TEST(Time, OutOfRangeIsAnError) {
   EXPECT_THROW(seconds(std::numeric_limits<double>::quiet_NaN()), ModelError);
 }
 
+TEST(Time, ArithmeticPastTheRangeIsAnErrorNotAWrapRound) {
+  // int64 picoseconds end at 9,223,372 s (106.75 days): a sum, difference or multiple past it
+  // would wrap to a time in the past (a co-location run of 10,000 s context switches did).
+  const Duration almost = Duration::max() - picoseconds(1);
+  EXPECT_EQ((almost + picoseconds(1)).ps(), Duration::max().ps());
+  EXPECT_THROW(almost + picoseconds(2), ModelError);
+  EXPECT_THROW(Duration::zero() - almost - picoseconds(3), ModelError);
+  EXPECT_THROW(milliseconds(1) * 10'000'000'000'000, ModelError);  // 1e13 ms = 1e10 s
+  Duration d = almost;
+  EXPECT_THROW(d += microseconds(1), ModelError);
+  SimTime t = SimTime::zero() + seconds(9.2e6);  // 106.5 days
+  EXPECT_THROW(t + seconds(1e5), ModelError);
+  EXPECT_THROW(t += seconds(1e5), ModelError);
+}
+
 TEST(Time, PointsAndSpansCombineOnlyMeaningfully) {
   const SimTime t0 = SimTime::zero() + microseconds(5);
   const SimTime t1 = t0 + microseconds(3);

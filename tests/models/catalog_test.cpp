@@ -201,6 +201,31 @@ TEST(Catalog, LayerRepeatsAreBounded) {
   }
 }
 
+TEST(Catalog, SizesAWorkloadFileCannotMakeNegativeAreRefusedAtTheirKey) {
+  // A negative optimizer state once ran the step's events backwards (an internal error); memory
+  // and traffic per parameter or token are sizes of 0 or more.
+  const std::string bert = config::read_text_file(std::string(SP_SOURCE_DIR) + "/models/workloads/bert.yaml");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"optimizer_bytes_per_trainable_parameter: \"12 B\"", "memory.optimizer_bytes_per_trainable_parameter"},
+      {"optimizer_traffic_per_parameter: \"32 B\"", "optimizer_traffic_per_parameter"},
+      {"activations: \"1.6 MB\"", "layers[0].activations"},
+  };
+  for (const auto& [line, key] : cases) {
+    std::string yaml = bert;
+    const std::size_t at = yaml.find(line);
+    ASSERT_NE(at, std::string::npos) << line;
+    const std::size_t quote = yaml.find('"', at);
+    yaml.insert(quote + 1, "-");
+    try {
+      parse_workload(config::load_string(yaml, "bert.yaml"));
+      ADD_FAILURE() << "no error for " << key;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(": " + key + ": must be a size of 0 or more, got \"-"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(Catalog, ShippedAttentionsRunTheirSoftmaxAsTheirV41ImplementationsDo) {
   // Llama2's TransformerEngine runs cuDNN's fused attention, which exponentiates beside its
   // products; BERT's apex fused MHA and Stable Diffusion's flash-attn 2 do it in between. The

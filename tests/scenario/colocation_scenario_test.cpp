@@ -40,6 +40,8 @@ TEST(ColocationScenario, BadInputNamesTheArgumentOrFileLineAndKey) {
             std::string::npos);
   EXPECT_NE(error_of(f, "accelerator=B100").find("accelerator: unknown accelerator 'B100'"), std::string::npos);
   EXPECT_NE(error_of(f, "sharing.time_slice=\"1 GB\"").find("sharing.time_slice: \"1 GB\" is a size"), std::string::npos);
+  // 10,000 s a switch once overflowed the simulated time into an internal error.
+  EXPECT_NE(error_of(f, "sharing.switch_cost=\"10000 s\"").find("sharing.switch_cost: must be at most 1 s"), std::string::npos);
   EXPECT_NE(error_of(f, "early_stopping={grace: 1.5, reduction: 3}").find("early_stopping.grace: must be in (0, 1)"),
             std::string::npos);
   EXPECT_NE(error_of(kDir + "hfta_pointnet_v100.yaml", "strategies=[mig]")
