@@ -7,6 +7,7 @@
 //    (calibration/compute/compute_check.hpp), side by side, as compute_check.csv and a plot;
 //  - `scalepoint gemm-shapes`: the GEMMs of a workload for scalepoint-gpu-bench --shapes, or the
 //    table compiled into the bench.
+#include <optional>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -31,8 +32,7 @@ namespace sp::cli {
 
 namespace {
 
-void write_report(const std::filesystem::path& dir, const calibration::KernelFit& fit) {
-  output::StagedFiles files(dir);
+void write_report(output::StagedFiles& files, const calibration::KernelFit& fit) {
   std::string csv = "label,dtype,m,n,k,gflop,measured_us,trend_us,trend_error,held_out_us,held_out_error\n";
   std::string data;
   for (const auto& c : fit.checks) {
@@ -53,8 +53,7 @@ void write_report(const std::filesystem::path& dir, const calibration::KernelFit
       "$d using 1:3 title 'trend + table, shape held out' pt 7 ps 0.7 lc rgb '#d62728'\n",
       output::gnuplot_text(files.stage("gemm_fit.png").string()), data,
       output::gnuplot_text(fit.accelerator.name + ": GEMMs, measured against the kernel model"));
-  if (!output::run_gnuplot(script, dir)) files.drop("gemm_fit.png");
-  files.commit();
+  if (!output::run_gnuplot(script, files.dir())) files.drop("gemm_fit.png");
 }
 
 }  // namespace
@@ -63,6 +62,12 @@ int calibrate_compute_command(const CalibrateComputeOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   calibration::ComputeMeasurements m;
   output::refuse_output_over_input(o.out, o.inputs);
+  // Both destinations are checked before the fit, and nothing is renamed into place unless both
+  // are written (a --report naming a file once left --out written, and was blamed on --out).
+  const std::filesystem::path out(o.out);
+  output::StagedFiles files(out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path());
+  std::optional<output::StagedFiles> report;
+  if (!o.report_dir.empty()) report.emplace(o.report_dir, "--report");
   std::vector<std::pair<std::string, std::string>> inputs;  // each read once: parsed and hashed
   for (const std::string& file : o.inputs) {
     const std::string text = config::read_text_file(file);
@@ -131,11 +136,10 @@ int calibrate_compute_command(const CalibrateComputeOptions& o) {
   const std::time_t now = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  const std::filesystem::path out(o.out);
-  output::StagedFiles files(out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path());
   files.write(out.filename().string(), calibration::kernel_costs_yaml(fit, inputs, command, date));
+  if (report) write_report(*report, fit);
   files.commit();
-  if (!o.report_dir.empty()) write_report(o.report_dir, fit);
+  if (report) report->commit();
   std::printf("wrote %s%s\n", o.out.c_str(), o.report_dir.empty() ? "" : (" and " + o.report_dir + "/gemm_fit.{csv,png}").c_str());
   return 0;
 }

@@ -115,14 +115,12 @@ void check_output_folder(const fs::path& dir, const std::string& option) {
   }
   const std::string p = real.string();
   // The trees the package manager and the kernel own, at any depth (a sweep's files in /usr/bin
-  // or /etc/cron.d would be written as root without a word); the top folders people and services
-  // keep their own folders in, themselves.
+  // or /etc/cron.d would be written as root without a word), and /var itself. A file's folder
+  // comes here too (`--out /tmp/fit.yaml` checks /tmp), so /tmp, /home and the like stay open.
   static const char* const kOwned[] = {"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc",
                                        "/sbin", "/sys", "/usr", "/var/lib", "/var/cache", "/var/log", "/var/spool"};
-  static const char* const kTop[] = {"/home", "/media", "/mnt", "/opt", "/root", "/run", "/srv", "/tmp", "/var"};
-  bool system = p == "/" || p.empty();
+  bool system = p == "/" || p.empty() || p == "/var";
   for (const char* s : kOwned) system = system || p == s || p.rfind(std::string(s) + "/", 0) == 0;
-  for (const char* s : kTop) system = system || p == s;
   if (system) {
     throw InputError(SourceLocation{option, 0, 0}, "", dir.string() + " is the file system's root or a system folder, not an output folder",
                      "name a folder of your own, e.g. results/run1");

@@ -170,4 +170,14 @@ TEST(CalibrateCompute, TheCommittedH100FragmentComesFromTheCommittedMeasurements
   EXPECT_EQ(status, 2) << text;
   EXPECT_NE(text.find("no hardware file in models/hardware names 'H1000'"), std::string::npos) << text;
   EXPECT_FALSE(fs::exists(out.string() + ".x"));
+  // A --report that cannot be a folder is said of --report, before the fit, and --out is not
+  // written either (it once was, and the message named --out).
+  const fs::path a_file = out.string() + ".file";
+  std::ofstream(a_file) << "x\n";
+  std::tie(status, text) = shell(std::string(SP_CLI) + " calibrate compute --input " + data + "workloads.jsonl" +
+                                 " --accelerator H100-SXM5-80GB --out " + out.string() + ".y --report " + a_file.string());
+  EXPECT_EQ(status, 2) << text;
+  EXPECT_NE(text.find("--report: " + a_file.string() + " cannot be the output folder: it is a file"), std::string::npos) << text;
+  EXPECT_FALSE(fs::exists(out.string() + ".y"));
+  fs::remove(a_file);
 }
