@@ -7,6 +7,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "models/catalog.hpp"
 #include "sim/config/loader.hpp"
 
@@ -104,13 +106,23 @@ std::string software_stack_of(const std::string& framework, const Accelerator& a
 }
 
 namespace {
+// A spread or a level on the log scale: e^5 is a factor of 148, beyond any software or model error
+// a calibration can mean (a unit slip or a hand edit, whose intervals would leave the simulated
+// range: "model_error: 1e300" once ended in a time of NaN seconds).
+constexpr double kMaxLogScale = 5;
+double log_spread(const config::ConfigNode& n) {
+  const double v = n.as_number();
+  if (!(v >= 0 && v <= kMaxLogScale)) n.fail(fmt::format("must be a spread on the log scale from 0 to {}", kMaxLogScale));
+  return v;
+}
 std::map<std::string, SoftwareLevel> parse_levels(const config::ConfigNode& n) {
   std::map<std::string, SoftwareLevel> out;
   for (const auto& [name, v] : n.entries()) {
     v.expect_only({"log_scale", "sd"});
-    const double sd = v.at("sd").as_number();
-    if (sd < 0) v.at("sd").fail("must not be negative");
-    out[name] = SoftwareLevel{v.at("log_scale").as_number(), sd};
+    const double sd = log_spread(v.at("sd"));
+    const double level = v.at("log_scale").as_number();
+    if (!(std::abs(level) <= kMaxLogScale)) v.at("log_scale").fail(fmt::format("must be a log-scale from -{0} to {0}", kMaxLogScale));
+    out[name] = SoftwareLevel{level, sd};
   }
   return out;
 }
@@ -128,7 +140,7 @@ Calibration parse_calibration(const config::ConfigNode& n) {
   if (auto by = n.find("model_error_by_scale")) {
     by->expect_only({"N<=8", "N=9-64", "N>64"});
     for (const auto& [bound, name] : scale_ranges()) {
-      if (auto v = by->find(name)) c.scale_error[bound] = v->as_number();
+      if (auto v = by->find(name)) c.scale_error[bound] = log_spread(*v);
     }
   }
   if (auto ws = n.find("workloads")) {
@@ -138,8 +150,13 @@ Calibration parse_calibration(const config::ConfigNode& n) {
       v.expect_only(keys);
       WorkloadCalibration w;
       w.software_efficiency = v.at("software_efficiency").as_positive_number();
-      if (auto x = v.find("log_sd")) w.log_sd = x->as_number();
-      if (auto x = v.find("model_error")) w.model_error = x->as_number();
+      // Fusion divides element-wise work: from a hundredth left to a hundred times as much
+      // (a workload file's own range is narrower, and its fit stays inside it).
+      if (!(w.software_efficiency >= 0.01 && w.software_efficiency <= 100)) {
+        v.at("software_efficiency").fail("must be between 0.01 and 100");
+      }
+      if (auto x = v.find("log_sd")) w.log_sd = log_spread(*x);
+      if (auto x = v.find("model_error")) w.model_error = log_spread(*x);
       for (std::size_t k = 0; k < kEvaluationCosts.size(); ++k) {
         if (auto x = v.find(kEvaluationCosts[k].calibration_key)) w.evaluation_costs[k] = x->as_nonnegative_duration();
       }
@@ -160,9 +177,15 @@ Calibration parse_calibration(const config::ConfigNode& n) {
     }
     if (auto s = sw->find("spreads")) {
       s->expect_only({"kind", "family", "stack"});
-      c.kind_spread = s->at("kind").as_positive_number();
-      c.family_spread = s->at("family").as_positive_number();
-      c.stack_spread = s->at("stack").as_positive_number();
+      // Priors' widths, which the fit divides by: above 0.
+      const auto prior_width = [](const config::ConfigNode& x) {
+        const double v = log_spread(x);
+        if (!(v > 0)) x.fail("must be greater than 0 (the width of a prior)");
+        return v;
+      };
+      c.kind_spread = prior_width(s->at("kind"));
+      c.family_spread = prior_width(s->at("family"));
+      c.stack_spread = prior_width(s->at("stack"));
     }
     if (auto x = sw->find("stacks")) c.stacks = parse_levels(*x);
     if (auto x = sw->find("families")) c.families = parse_levels(*x);

@@ -140,7 +140,14 @@ ScenarioSpec scenario_from_node(const config::ConfigNode& root, const config::Co
       const std::filesystem::path params = std::filesystem::path(file_dir(file)) / which;
       if (!config::exists_quietly(params.string())) c->fail("no such file: " + params.string());
       if (!config::regular_file_quietly(params.string())) c->fail("not a regular file: " + params.string());
-      calibration = models::parse_calibration(config::load_file(params.string()));
+      const config::ConfigNode file_node = config::load_file(params.string());
+      calibration = models::parse_calibration(file_node);
+      // An entry for a workload no file describes calibrates nothing: a misspelt name, silently.
+      if (auto ws = file_node.find("workloads")) {
+        for (const auto& [name, v] : ws->entries()) {
+          if (!catalog.find_workload(name)) v.fail("no workload in models/workloads is named '" + name + "'");
+        }
+      }
     }
   }
   s.workload = calibration.calibrated(std::move(s.workload), s.platform.accelerator.software_stack);

@@ -268,4 +268,28 @@ TEST(Calibrate, ModelErrorIsTheLargerOfTheWorkloadsAndItsScaleRanges) {
   EXPECT_DOUBLE_EQ(w.model_error_at(3472), 0.18);  // > 64
 }
 
+TEST(Calibrate, AParameterFileOutsideItsRangesIsRefusedAtTheKey) {
+  // Spreads and levels live on the log scale, 0 to 5 (a factor of 148); a model_error of 1e300
+  // once ran a scenario into a time of NaN seconds (exit 1, no file named).
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"workloads: {bert: {software_efficiency: 1.5, model_error: 1e300}}",
+       "params.yaml:1:59: workloads.bert.model_error: must be a spread on the log scale from 0 to 5"},
+      {"workloads: {bert: {software_efficiency: 1.5, log_sd: -0.1}}", "workloads.bert.log_sd: must be a spread"},
+      {"workloads: {bert: {software_efficiency: 1e300}}", "workloads.bert.software_efficiency: must be between 0.01 and 100"},
+      {"workloads: {bert: {software_efficiency: 1.5}}\nmodel_error_by_scale: {\"N<=8\": -1}",
+       "model_error_by_scale.N<=8: must be a spread"},
+      {"software: {kinds: {H100-SXM5-80GB: {log_scale: 40, sd: 0.1}}}",
+       "software.kinds.H100-SXM5-80GB.log_scale: must be a log-scale from -5 to 5"},
+      {"software: {spreads: {kind: 0, family: 0.25, stack: 0.7}}", "software.spreads.kind: must be greater than 0"},
+  };
+  for (const auto& [yaml, expected] : cases) {
+    try {
+      models::parse_calibration(config::load_string(yaml + "\n", "params.yaml"));
+      ADD_FAILURE() << "no error for " << yaml;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace sp::calibration

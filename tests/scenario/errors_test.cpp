@@ -164,6 +164,11 @@ TEST(GoodScenario, CalibrationFileIsFoundBesideTheScenario) {
   EXPECT_EQ(rel.workload.software_efficiency, def.workload.software_efficiency);
   EXPECT_NE(none.workload.software_efficiency, def.workload.software_efficiency);
   EXPECT_NE(message_of({"good.yaml", {"calibration=no_such_params.yaml"}}).find("no_such_params.yaml"), std::string::npos);
+  // An entry for a workload no file describes would calibrate nothing, silently.
+  EXPECT_NE(message_of({"good.yaml", {"calibration=params_unknown_workload.yaml"}})
+                .find("params_unknown_workload.yaml:3:9: workloads.bret: no workload in models/workloads is named 'bret'"),
+            std::string::npos)
+      << message_of({"good.yaml", {"calibration=params_unknown_workload.yaml"}});
 }
 
 }  // namespace sp
