@@ -78,7 +78,7 @@ void each_size(const Workload& w, const Platform& p, int n, const ParallelSpec& 
         if ((q > 1) != pipelines || n % (t * c * q) != 0 || !unsupported_split(w, t, c, q).empty()) continue;
         ParallelSpec s = base;
         s.fix_sizes({t, c, q});
-        s.micro_batch.reset();
+        if (!base.micro_batch_pinned) s.micro_batch.reset();
         if (q == 1 || limits.virtual_stages.empty()) {
           if (visit(s)) return;
           continue;

@@ -87,6 +87,9 @@ struct ParallelSpec {
   // The sizes are the user's (a result row's TP/CP/PP, a scenario's tensor, context or pipeline):
   // taken as they are, not searched (layout_search.hpp).
   bool declared = false;
+  // The micro-batch is the user's (a scenario's micro_batch): every size searched keeps it, where
+  // it divides a rank's samples, instead of trying each one that does.
+  bool micro_batch_pinned = false;
 
   void merge_from(const ParallelSpec& over);
   /// These model-parallel sizes, as they stand: no search and no recipe in their place.

@@ -208,6 +208,7 @@ models::ParallelSpec ScenarioSpec::parallel_spec(int n) const {
   models::ParallelSpec p = workload.parallelism.for_accelerators(n);
   const models::ParallelSpec own = parallelism.for_accelerators(n);
   p.merge_from(own);
+  p.micro_batch_pinned = own.micro_batch.has_value();
   // Sizes the scenario names are the user's layout, not a recipe to search around.
   if (own.tensor || own.context || own.pipeline) {
     p.fix_sizes({p.tensor.value_or(1), p.context.value_or(1), p.pipeline.value_or(1)});

@@ -185,6 +185,27 @@ TEST(LayoutSearch, ReportsWhyNothingFitsAndNulloptWhenNothingResolves) {
             fastest_layout(lora, p, 8, 7, base, LayoutSearch{}).has_value());
 }
 
+TEST(LayoutSearch, AMicroBatchTheUserPinsIsKeptOrNothingResolves) {
+  // Llama2-70B LoRA on 16 H100s at global batch 16, its micro-batch pinned at 2 (a scenario's
+  // `micro_batch: 2`): every size searched keeps it, so each data-parallel rank (16 / DP samples)
+  // runs whole micro-batches of 2; once the search dropped it and ran mb1 without a word. Pinned
+  // at 3, no DP that divides 16 leaves a multiple of 3 per rank: nothing resolves.
+  const Workload lora = testing::shipped_workload("llama2_70b_lora");
+  const Platform p = testing::shipped_platform("dgx_h100");
+  ParallelSpec base = lora.parallelism.for_accelerators(16);
+  base.micro_batch = 2;
+  base.micro_batch_pinned = true;
+  const auto e = fastest_layout(lora, p, 16, 16, base, LayoutSearch{});
+  ASSERT_TRUE(e && e->ok());
+  EXPECT_EQ(e->layout.micro_batch, 2) << e->layout.describe();
+  if (e->runner_up != "-" && !e->runner_up.empty()) {
+    EXPECT_NE(e->runner_up.find(" mb2 "), std::string::npos) << e->runner_up;
+  }
+  base.micro_batch = 3;
+  EXPECT_FALSE(some_layout_resolves(lora, p, 16, 16, base, LayoutSearch{}));
+  EXPECT_FALSE(fastest_layout(lora, p, 16, 16, base, LayoutSearch{}).has_value());
+}
+
 TEST(LayoutSearch, SaysWhyWhenTheLayoutsThatFitCannotBeSimulated) {
   // Llama2-70B LoRA on 8 H100s, asked to converge in a million times the RCP's samples (some 3e9
   // sequences, 4e8 steps of about 3.7 s: 1.4e9 s, beyond the clock's 2^63 ps, about 106 days).
