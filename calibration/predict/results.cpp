@@ -18,6 +18,8 @@ std::string time_to_train_problem(double minutes) {
   // minutes (a week) a unit slipped (seconds for minutes), and the model's times would leave the
   // simulated range somewhere deep in a fit instead of here.
   if (minutes > 10'000) return fmt::format("{:.4g} min is over a week: at most 10000 (minutes, not seconds?)", minutes);
+  // Below a hundredth of a minute (0.6 s) no training converges; E' and the fit would divide by it.
+  if (minutes < 0.01) return fmt::format("{:.4g} min is under 0.6 s: at least 0.01 (minutes, not hours?)", minutes);
   return "";
 }
 
@@ -122,6 +124,8 @@ void attach_phases(std::vector<MlperfResult>& results, const config::CsvTable& t
     const Phase phase = *found;
     const auto seconds = t.number(i, "seconds");
     if (!seconds || !(*seconds > 0)) t.fail(i, "seconds", "needs a positive time in seconds");
+    // A step, an evaluation or a set-up of more than a day is a unit slip (v4.1: 9 ms to 64 s).
+    if (*seconds > 86'400) t.fail(i, "seconds", fmt::format("{:.4g} s is over a day: at most 86400 (seconds, not ms?)", *seconds));
     const auto r = std::find_if(results.begin(), results.end(), [&](const MlperfResult& m) {
       return m.benchmark == t.cell(i, "benchmark") && m.org_folder == t.cell(i, "org_folder") &&
              m.system_folder == t.cell(i, "system_folder");

@@ -48,6 +48,9 @@ TEST(Phases, RunsAverageAndBadRowsAreNamed) {
   EXPECT_NE(error_of("retinanet,NVIDIA,eos,warmup,1\n").find("phases.csv:2"), std::string::npos);
   EXPECT_NE(error_of("retinanet,NVIDIA,eos,warmup,1\n").find("'warmup' is not a phase"), std::string::npos);
   EXPECT_NE(error_of("retinanet,NVIDIA,eos,evaluation,0\n").find("seconds"), std::string::npos);
+  EXPECT_NE(error_of("retinanet,NVIDIA,eos,evaluation,1e308\n").find("phases.csv:2: seconds: 1e+308 s is over a day"),
+            std::string::npos)
+      << error_of("retinanet,NVIDIA,eos,evaluation,1e308\n");
   EXPECT_NE(error_of("bert,NVIDIA,eos,evaluation,1\n").find("no result row has benchmark 'bert'"), std::string::npos);
 }
 

@@ -119,6 +119,16 @@ TEST(Results, ContradictoryCountsAreAWarningNamingTheRow) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("u.csv:2: time_to_train_min: 1e+308 min is over a week"), std::string::npos) << e.what();
   }
+  // And one under 0.6 s (1e-300 min once gave an E' of 9e301 in analyze).
+  try {
+    read_mlperf_results(config::CsvTable("benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,"
+                                         "global_batch_size,time_to_train_min\nbert,NVIDIA H100-SXM5-80GB,8,1,8,,1e-300\n",
+                                         "u.csv"));
+    ADD_FAILURE() << "1e-300 min was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("u.csv:2: time_to_train_min: 1e-300 min is under 0.6 s: at least 0.01"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Results, WhatTheScoredRunsConvergedAt) {
