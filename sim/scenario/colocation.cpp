@@ -147,8 +147,13 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
     const std::filesystem::path path = given.is_absolute() ? given : std::filesystem::path(file).parent_path() / given;
     if (!config::exists_quietly(path.string())) tr->at("file").fail("no such file: " + path.string());
     if (!config::regular_file_quietly(path.string())) tr->at("file").fail("not a regular file: " + path.string());
-    const int step = tr->has("step") ? static_cast<int>(tr->at("step").as_int()) : -1;
-    if (tr->has("step") && step < 0) tr->at("step").fail("must be a step of the trace (0 or more)");
+    int step = -1;
+    if (auto st = tr->find("step")) {
+      // Checked before the narrowing: 4,294,967,298 once ran as step 2.
+      const std::int64_t v = st->as_int();
+      if (v < 0 || v > config::kMaxCount) st->fail(fmt::format("must be a step of the trace, 0 to {}", config::kMaxCount));
+      step = static_cast<int>(v);
+    }
     if (std::find(s.strategies.begin(), s.strategies.end(), Strategy::fused) != s.strategies.end()) {
       tr->fail("a trace is one plain job's kernels; fused copies need the workload's ops", "drop `fused` from strategies");
     }

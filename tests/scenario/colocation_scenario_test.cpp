@@ -189,6 +189,9 @@ TEST(ColocationScenario, AMeasuredTraceBecomesTheJobsKernels) {
   // A trace is one plain job: fused copies are refused where the trace is named.
   const std::string fused = error_of(kDir + "pointnet_h200_trace.yaml", "strategies=[sequential, fused]");
   EXPECT_NE(fused.find("job.trace: a trace is one plain job's kernels"), std::string::npos) << fused;
+  // A step past an int is refused before it is narrowed (4,294,967,298 once ran as step 2).
+  const std::string far = error_of(kDir + "pointnet_h200_trace.yaml", "job.trace.step=4294967298");
+  EXPECT_NE(far.find("job.trace.step: must be a step of the trace, 0 to 1000000000"), std::string::npos) << far;
   std::filesystem::remove_all(dir);
 }
 
