@@ -134,6 +134,8 @@ ComputeCheck run_compute_check(const std::string& file, const models::Accelerato
     r.batch = batch;
     r.eager = eager_mode(mode);
     r.measured_s = row.at("ms").as_positive_number() / 1e3;
+    // A pass of one GPU: microseconds to minutes (1e300 ms once left the simulated range, exit 1).
+    if (r.measured_s > 1e3) row.at("ms").fail("must be at most 1,000,000 ms (a pass of one GPU)");
     Modelled m = model(*c, workloads.at(kind), a, batch, mode.find("fwdbwd") == std::string::npos);
     r.modelled_s = m.seconds;
     r.kernels = m.kernels;

@@ -1,6 +1,9 @@
 // Fitting an accelerator's kernel costs to measurements, reading the measurement formats, and
 // the compute model against the committed H100 measurements (compute-check).
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <fstream>
+#include <filesystem>
 
 #include "tests/input_error_message.hpp"
 
@@ -186,6 +189,17 @@ TEST(ComputeCheck, TheH100MeasurementsAreWithinTheStatedBounds) {
   EXPECT_LT(worst["bert"], 0.15);
   EXPECT_LT(worst["llama_tp4_layer"], 0.15);
   EXPECT_LT(worst["retinanet"], 0.20);
+}
+
+TEST(ComputeCheck, APassLongerThanAnyGpuRunsIsRefusedAtItsLine) {
+  // 1e300 ms once left the simulated range (exit 1, no line): a pass is at most 1,000,000 ms.
+  const std::filesystem::path f =
+      std::filesystem::temp_directory_path() / ("sp_cc_" + std::to_string(::getpid()) + ".jsonl");
+  std::ofstream(f) << "{\"kind\": \"bert\", \"mode\": \"graph_step\", \"b\": 1, \"ms\": 1e300}\n";
+  const std::string m = input_error_message([&] { run_compute_check(f.string(), h100(), catalog()); });
+  EXPECT_NE(m.find(":1:") , std::string::npos) << m;
+  EXPECT_NE(m.find("ms: must be at most 1,000,000 ms"), std::string::npos) << m;
+  std::filesystem::remove(f);
 }
 
 TEST(ComputeCheck, EagerPassesAreTheKernelsDispatchedByTheHost) {

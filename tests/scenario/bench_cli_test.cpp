@@ -180,4 +180,13 @@ TEST(CalibrateCompute, TheCommittedH100FragmentComesFromTheCommittedMeasurements
   EXPECT_NE(text.find("--report: " + a_file.string() + " cannot be the output folder: it is a file"), std::string::npos) << text;
   EXPECT_FALSE(fs::exists(out.string() + ".y"));
   fs::remove(a_file);
+  // One shape cannot be fitted: said of the input (it was exit 1 without a file).
+  const fs::path one = out.string() + ".one.jsonl";
+  std::ofstream(one) << "{\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 1024, \"n\": 1024, \"k\": 1024, \"ms\": 0.01}\n";
+  std::tie(status, text) = shell(std::string(SP_CLI) + " calibrate compute --input " + one.string() +
+                                 " --accelerator H100-SXM5-80GB --out " + out.string() + ".z");
+  EXPECT_EQ(status, 2) << text;
+  EXPECT_NE(text.find(one.string() + ": 1 bf16 GEMM shape(s): the fit needs at least 3 of each dtype"), std::string::npos) << text;
+  EXPECT_FALSE(fs::exists(out.string() + ".z"));
+  fs::remove(one);
 }
