@@ -116,8 +116,16 @@ int collective_command(const CollectiveOptions& o) {
     }
   }
   Progress progress(static_cast<int>(sizes.size()), 0, !slow);
-  const auto rows = collective_sweep(platform, *op, o.gpus, sizes, parse_choice(o), *fidelity,
-                                     [&](int done) { progress.update(done); });
+  const models::CollectiveChoice choice = parse_choice(o);
+  std::vector<CollectiveRow> rows;
+  try {
+    rows = collective_sweep(platform, *op, o.gpus, sizes, choice, *fidelity, [&](int done) { progress.update(done); });
+  } catch (const ModelError& e) {
+    // An algorithm or protocol the user named that this platform does not run: the option's fault.
+    if (!choice.algorithm && !choice.protocol) throw;
+    throw InputError(SourceLocation{choice.algorithm ? "--algo" : "--proto", 0, 0}, "", e.what(),
+                     "use --algo auto, or one the platform's algorithms list holds");
+  }
   progress.finish(static_cast<int>(rows.size()));
   std::printf("# scalepoint collective: %s on %s, %d ranks on %d node(s), fidelity %s\n", o.op.c_str(),
               platform.name.c_str(), o.gpus, platform.nodes_for(o.gpus), o.fidelity.c_str());

@@ -2,6 +2,8 @@
 // `scalepoint collective`.
 #include <gtest/gtest.h>
 
+#include "tests/input_error_message.hpp"
+
 #include <unistd.h>
 
 #include <cmath>
@@ -60,6 +62,23 @@ TEST(CollectiveValidation, AnUnknownPlatformNamesItsRow) {
     EXPECT_NE(what.find(file + ":3:"), std::string::npos) << what;
     EXPECT_NE(what.find("platform: unknown platform 'dgx_h1000' (did you mean 'dgx_h100'?"), std::string::npos) << what;
   }
+  std::remove(file.c_str());
+}
+
+TEST(CollectiveValidation, ARowsImpossibleAlgorithmOrAbsurdFiguresAreItsFault) {
+  // NVLS on a PCIe pair was a model error without a row; a negative bus bandwidth beside a time
+  // and 1e300 us were taken.
+  const std::string file = "/tmp/sp_nccl_bad_rows_" + std::to_string(::getpid()) + ".csv";
+  const auto message = [&](const std::string& row) {
+    std::ofstream(file) << "platform,op,ranks,bytes,algorithm,time_us,busbw_gbs,source,note\n" << row;
+    return input_error_message([&] { validate_collectives(file, catalog()); });
+  };
+  EXPECT_NE(message("a100_pcie_2gpu,all_reduce,2,1048576,nvls,27.4,,x,\n")
+                .find(file + ":2: algorithm: no algorithm applies to all_reduce over 2 ranks with nvls"),
+            std::string::npos);
+  EXPECT_NE(message("dgx_h100,all_reduce,8,8,auto,13.35,-5,x,\n").find(":2: busbw_gbs: must be from 0.001"), std::string::npos);
+  EXPECT_NE(message("dgx_h100,all_reduce,8,8,auto,1e300,,x,\n").find(":2: time_us: must be from 0.001 to 1e9 us"),
+            std::string::npos);
   std::remove(file.c_str());
 }
 
