@@ -84,6 +84,8 @@ std::vector<TransformerRun> validate_transformers(const config::CsvTable& t, con
     r.source = t.cell(row, "source");
     const auto measured = t.number(row, "measured_iteration_s");
     if (!measured || !(*measured > 0)) t.fail(row, "measured_iteration_s", "needs a time in seconds above 0");
+    // An iteration from a millisecond to a day: beyond either end a unit slipped.
+    if (!(*measured >= 1e-3 && *measured <= 86'400)) t.fail(row, "measured_iteration_s", "must be from 0.001 to 86400 s");
     r.measured_s = *measured;
     r.accelerators = static_cast<int>(count(t, row, "accelerators"));
     // The row's dimensions become a workload description; what that refuses is the row's column

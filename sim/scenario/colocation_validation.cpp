@@ -51,6 +51,9 @@ output::Table validate_colocation(const std::string& published_csv, const models
     const auto pub = csv.number(i, "published_speedup");
     const auto tol = csv.number(i, "tolerance");
     if (!pub || !(*pub > 0)) csv.fail(i, "published_speedup", "needs a positive number");
+    // K jobs sharing one GPU: their aggregate throughput over one at a time is at most about K
+    // (each as fast as alone) and never a thousand times more.
+    if (*pub > 1000) csv.fail(i, "published_speedup", "must be at most 1000 (aggregate over one job at a time)");
     if (!tol || !(*tol > 0)) csv.fail(i, "tolerance", "needs a positive number");
     // Curves normalised to another baseline than one job at a time of the same kind (HFTA plots
     // every precision against serial fp32) say where that job sits on their axis.

@@ -46,6 +46,9 @@ TEST(TransformerValidation, ABadCellIsNamed) {
   bad = good;
   bad.replace(bad.find(",1.42,"), 6, ",-1,");
   EXPECT_NE(input_error_message([&] { run(bad); }).find("measured_iteration_s"), std::string::npos);
+  bad = good;  // 1e-300 s an iteration was taken (its error came out 1e300)
+  bad.replace(bad.find(",1.42,"), 6, ",1e-300,");
+  EXPECT_NE(input_error_message([&] { run(bad); }).find("measured_iteration_s: must be from 0.001 to 86400 s"), std::string::npos);
   bad = good;
   bad.replace(0, bad.find(",8,4,4,"), "22B,48,6144,64,24576,51200,2048,8,1,1");
   bad.replace(bad.find(",8,4,4,"), 7, ",8,3,4,");  // 3 samples are not micro-batches of 4

@@ -130,8 +130,12 @@ TEST(ColocationValidation, ABadReferenceIsNamed) {
            "hfta_pointnet_v100,fused,3,2.28,0,0.2\n";
   }
   const std::string m = input_error_message([&] { validate_colocation(f.string(), catalog()); });
-  std::filesystem::remove(f);
   EXPECT_NE(m.find(f.filename().string() + ":3: reference"), std::string::npos) << m;
+  std::ofstream(f) << "scenario,strategy,jobs,published_speedup,reference,tolerance\n"
+                      "hfta_pointnet_v100,fused,2,1e300,,0.2\n";
+  const std::string huge = input_error_message([&] { validate_colocation(f.string(), catalog()); });
+  EXPECT_NE(huge.find(":2: published_speedup: must be at most 1000"), std::string::npos) << huge;
+  std::filesystem::remove(f);
 }
 
 // The closed forms of derive_time_slicing on made-up measurements, worked by hand:
