@@ -1,8 +1,11 @@
 #include "sim/output/staged_files.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <iterator>
+#include <set>
+#include <sstream>
 #include <fstream>
 #include <system_error>
 #include <stdexcept>
@@ -117,6 +120,34 @@ bool png_complete(const fs::path& png) {
   in.read(tail, sizeof tail);
   return in && std::equal(std::begin(kIend), std::end(kIend), reinterpret_cast<const unsigned char*>(tail));
 }
+// The files a manifest.yaml lists (as to_yaml writes them: `files:` then `  - "name"` lines),
+// those with plain names only; nothing for a file that is missing or not one of ours.
+std::set<std::string> listed_files(const std::string& text) {
+  std::set<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line == "files:") {
+      inside = true;
+      continue;
+    }
+    if (!inside) continue;
+    if (line.rfind("  - \"", 0) != 0 || line.size() < 6 || line.back() != '"') break;
+    const std::string name = line.substr(5, line.size() - 6);
+    const bool plain = !name.empty() && name.front() != '.' &&
+                       std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-' || c == '.'; });
+    if (plain) out.insert(name);
+  }
+  return out;
+}
+
+std::string read_small_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return in ? s.str() : std::string();
+}
 }  // namespace
 
 void StagedFiles::commit() {
@@ -128,8 +159,23 @@ void StagedFiles::commit() {
                               "cannot write " + final_path.string() + ": the plot is incomplete (disk full or a file-size limit?)");
     }
   }
+  // A new manifest replaces an old one: the files the old one listed and the new one does not
+  // (a timeline of an N no longer run) would be left beside outputs they do not belong to.
+  std::set<std::string> stale;
+  for (const auto& [tmp, final_path] : staged_) {
+    if (final_path.filename() != "manifest.yaml") continue;
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::symlink_status(final_path, ec))) break;
+    stale = listed_files(read_small_file(final_path));
+    for (const std::string& kept : listed_files(read_small_file(tmp))) stale.erase(kept);
+  }
   for (const auto& [tmp, final_path] : staged_) fs::rename(tmp, final_path);
   committed_ = true;
+  for (const std::string& name : stale) {
+    std::error_code ec;
+    const fs::path old = dir_ / name;
+    if (fs::is_regular_file(fs::symlink_status(old, ec))) fs::remove(old, ec);
+  }
 }
 
 bool StagedFiles::keep_if(bool made, const std::string& name, std::vector<std::string>& listed) {

@@ -48,6 +48,24 @@ TEST(OutputSafety, AnOutputIsNeverWrittenThroughALinkPlantedInItsPlace) {
   EXPECT_FALSE(fs::exists(base / "sweep" / "sweep.progress"));
 }
 
+TEST(OutputSafety, ARunIntoAnEarlierRunsFolderRemovesTheFilesOnlyItListed) {
+  // N = 8 and 16, then N = 8 alone into the same folder: the second manifest lists no N = 16
+  // timelines, so the first's are removed (they stayed, beside a summary without their N); a file
+  // of the user's, which no manifest lists, stays.
+  const fs::path dir = fs::temp_directory_path() / ("sp_stale_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  ASSERT_EQ(run("run " + scenario("bert") + " -q --samples 0 --set accelerators=[8,16] --out " + dir.string()).status, 0);
+  ASSERT_TRUE(fs::exists(dir / "timeline_N16.json"));
+  std::ofstream(dir / "notes.txt") << "mine\n";
+  ASSERT_EQ(run("run " + scenario("bert") + " -q --samples 0 --set accelerators=[8] --out " + dir.string()).status, 0);
+  EXPECT_FALSE(fs::exists(dir / "timeline_N16.json"));
+  EXPECT_FALSE(fs::exists(dir / "run_timeline_N16.json"));
+  EXPECT_TRUE(fs::exists(dir / "timeline_N8.json"));
+  EXPECT_TRUE(fs::exists(dir / "summary.csv"));
+  EXPECT_TRUE(fs::exists(dir / "notes.txt"));
+  fs::remove_all(dir);
+}
+
 TEST(OutputSafety, TheRootAndSystemFoldersAreNotOutputFolders) {
   // The package manager's and the kernel's trees at any depth (/usr/bin and /etc/x once took a
   // run's files).
