@@ -12,6 +12,7 @@
 #include "sim/config/quantity.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/sha256.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace sp {
 
@@ -179,6 +180,38 @@ SweepSpec load_sweep(const std::string& file) {
                           : kind == "zip"    ? zip(body)
                           : kind == "points" ? points(body)
                                              : repeat(body));
+  }
+  // A key path the base scenario has no place for fails every point the same way: said here, at
+  // the axis, before anything runs (it came out as a failed row per point, citing a --set the
+  // user never typed). Each key with its first value alone; any other error is the point's own.
+  {
+    const models::Catalog catalog(models::data_root() / "models");
+    std::set<std::string> checked;
+    const auto check = [&](const std::string& key, const config::ConfigNode& where, const config::ConfigNode& value) {
+      if (key == "base" || key == "label" || !checked.insert(key).second) return;
+      try {
+        (void)load_scenario(s.base_file, {set(key, value)}, catalog);
+      } catch (const InputError& e) {
+        const std::string what = e.what();
+        if (what.find(": unknown key") == std::string::npos) return;
+        const std::string prefix = set(key, value).text + ": ";
+        const std::size_t at = what.find(prefix);
+        where.fail("key path '" + key + "' does not fit the base scenario " + s.base_file + ": " +
+                   (at == std::string::npos ? what : what.substr(at + prefix.size())));
+      } catch (const std::exception&) {
+      }
+    };
+    for (const auto& axis : axes.elements()) {
+      const auto entries = axis.entries();
+      const auto& [kind, body] = entries.front();
+      if (kind == "grid" || kind == "zip") {
+        for (const auto& [key, list] : body.entries()) check(key, list, list.elements().front());
+      } else if (kind == "points") {
+        for (const auto& p : body.elements()) {
+          for (const auto& [key, v] : p.entries()) check(key, v, v);
+        }
+      }
+    }
   }
   std::vector<Assignment> expanded = {{}};
   for (const std::vector<Assignment>& values : axis_values) {

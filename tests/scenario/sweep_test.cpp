@@ -72,6 +72,26 @@ TEST(Sweep, ErrorsAreLocatedInTheSweepFile) {
   EXPECT_FALSE(fs::exists(out));  // nothing written for a bad sweep file
 }
 
+TEST(Sweep, AKeyPathTheBaseHasNoPlaceForIsTheSweepFilesErrorAtItsAxis) {
+  // nic_bandwith (sic) fails every point alike: refused where it is written, nothing run or
+  // written (it was a failed row per point, each citing a --set nobody typed, and exit 1).
+  try {
+    sp::load_sweep(kSweeps + "misspelt_key.yaml");
+    FAIL() << "no error";
+  } catch (const sp::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("misspelt_key.yaml:6:43: axes[1].points[0].platform.scale_out.nic_bandwith: key path "
+                                         "'platform.scale_out.nic_bandwith' does not fit the base scenario"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("platform.scale_out.nic_bandwith: unknown key (did you mean 'nic_bandwidth'?"),
+              std::string::npos)
+        << e.what();
+  }
+  const fs::path out = fresh("misspelt");
+  EXPECT_EQ(sweep(kSweeps + "misspelt_key.yaml --out " + out.string()).status, 2);
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(Sweep, APriceIsAWholeNumberAndUsd) {
   // std::stod read "2.5x USD" as 2.5 (found by a hostile-input review).
   const fs::path dir = fresh("price");
