@@ -1,6 +1,7 @@
 #include "models/catalog.hpp"
 
 #include <algorithm>
+#include <map>
 #include <cctype>
 #include <cstdlib>
 #include <regex>
@@ -71,7 +72,15 @@ std::vector<fs::path> Catalog::yaml_files(const std::string& sub) const {
 const std::vector<Accelerator>& Catalog::accelerators() const {
   if (!accelerators_) {
     std::vector<Accelerator> out;
-    for (const auto& f : yaml_files("hardware")) out.push_back(parse_accelerator(config::load_file(f.string())));
+    std::map<std::string, std::string> files_by_name;
+    for (const auto& f : yaml_files("hardware")) {
+      const config::ConfigNode root = config::load_file(f.string());
+      out.push_back(parse_accelerator(root));
+      if (const auto [at, added] = files_by_name.emplace(normalize_name(out.back().name), f.string()); !added) {
+        root.at("name").fail("accelerator '" + out.back().name + "' is also the name of " + at->second,
+                             "give each hardware file its own name");
+      }
+    }
     accelerators_ = std::move(out);
   }
   return *accelerators_;
@@ -80,9 +89,15 @@ const std::vector<Accelerator>& Catalog::accelerators() const {
 const std::vector<Workload>& Catalog::workloads() const {
   if (!workloads_) {
     std::vector<Workload> out;
+    std::map<std::string, std::string> files_by_name;  // a name two files give: one was ignored, silently
     for (const auto& f : yaml_files("workloads")) {
-      out.push_back(parse_workload(config::load_file(f.string())));
+      const config::ConfigNode root = config::load_file(f.string());
+      out.push_back(parse_workload(root));
       check_families(out.back());
+      if (const auto [at, added] = files_by_name.emplace(normalize_name(out.back().name), f.string()); !added) {
+        root.at("name").fail("workload '" + out.back().name + "' is also the name of " + at->second,
+                             "give each workload file its own name");
+      }
     }
     workloads_ = std::move(out);
   }

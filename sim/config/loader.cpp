@@ -114,6 +114,15 @@ void resolve_includes(YAML::Node node, const fs::path& dir, const std::string& p
                      "expands to more than " + std::to_string(kMaxYamlNodes) + " YAML nodes",
                      "are aliases (*name) repeating aliases?");
   }
+  // A tag scalepoint does not know (`seed: !foo 1`) was dropped without a word: the value read
+  // would not be what the author meant by it. "!" marks a quoted scalar, "?" a plain one, and
+  // YAML's own tags (!!str ...) are its core schema's.
+  if (const std::string& tag = node.Tag();
+      !tag.empty() && tag != "!" && tag != "?" && tag != "!include" && tag.rfind("tag:yaml.org,2002:", 0) != 0) {
+    const YAML::Mark m = node.Mark();
+    throw InputError(SourceLocation{file, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1}, path,
+                     "unknown YAML tag '" + tag + "'", "scalepoint reads !include only");
+  }
   const auto include = [&](YAML::Node target, const std::string& child_path) -> YAML::Node {
     const YAML::Mark m = target.Mark();
     const SourceLocation where{file, m.line + 1, m.column + 1};
@@ -312,6 +321,30 @@ ConfigNode load_string(const std::string& yaml, const std::string& name,
   return finish_load(parse_yaml(yaml, name), name, fs::current_path(), overrides);
 }
 
+namespace {
+// Where a line's first JSON value ends when it is an object: the column after its closing brace
+// (strings and their escapes skipped), or npos. YAML's parser reads "{...} garbage" and two
+// objects on one line without a word.
+std::size_t object_end(const std::string& line) {
+  const std::size_t start = line.find_first_not_of(" \t");
+  if (start == std::string::npos || line[start] != '{') return std::string::npos;
+  int depth = 0;
+  bool quoted = false;
+  for (std::size_t i = start; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '\\') ++i;
+      else if (c == '"') quoted = false;
+      continue;
+    }
+    if (c == '"') quoted = true;
+    else if (c == '{' || c == '[') ++depth;
+    else if ((c == '}' || c == ']') && --depth == 0) return i + 1;
+  }
+  return std::string::npos;
+}
+}  // namespace
+
 std::vector<ConfigNode> load_json_lines(const std::string& text, const std::string& name) {
   std::vector<ConfigNode> out;
   std::istringstream in(text);
@@ -323,6 +356,11 @@ std::vector<ConfigNode> load_json_lines(const std::string& text, const std::stri
     // Padded with the lines before it, so that the parser's line numbers are the file's.
     ConfigNode row = load_string(std::string(n - 1, '\n') + line, name);
     if (!row.is_map()) row.fail("expected one JSON object per line");
+    if (const std::size_t end = object_end(line);
+        end != std::string::npos && line.find_first_not_of(" \t\r", end) != std::string::npos) {
+      throw InputError(SourceLocation{name, static_cast<int>(n), static_cast<int>(end) + 1}, "",
+                       "text after the line's JSON object (one object per line)");
+    }
     // JSON leaves a repeated name's meaning to the reader (RFC 8259, 4); yaml-cpp keeps the first.
     row.expect_unique_keys();
     out.push_back(std::move(row));

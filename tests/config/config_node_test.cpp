@@ -82,6 +82,23 @@ TEST(ConfigNode, DuplicateKeysAreRejected) {
   EXPECT_EQ(e.message(), "duplicate key");
 }
 
+TEST(ConfigNode, AnUnknownTagIsRefusedNotDropped) {
+  // `seed: !foo 1` read as 1 without a word; YAML's own tags and quoted scalars stay as they were.
+  const InputError e = error_of([] { load_string("name: t\nseed: !foo 1\n", "tag.yaml"); });
+  EXPECT_EQ(e.where().line, 2);
+  EXPECT_EQ(e.message(), "unknown YAML tag '!foo'");
+  EXPECT_EQ(load_string("seed: !!int 3\nname: \"q\"\n", "core.yaml").at("seed").as_int(), 3);
+}
+
+TEST(JsonLines, TextAfterALinesObjectIsRefused) {
+  // yaml-cpp read `{...} garbage` and two objects on one line as one object.
+  EXPECT_EQ(error_of([] { load_json_lines("{\"a\": 1}\n{\"a\": 2} x\n", "r.jsonl"); }).where().line, 2);
+  const InputError two = error_of([] { load_json_lines("{\"a\": \"}\"} {\"a\": 3}\n", "r.jsonl"); });
+  EXPECT_EQ(two.message(), "text after the line's JSON object (one object per line)");
+  EXPECT_EQ(two.where().column, 11);  // after the brace that closes the object, not the one in the string
+  EXPECT_EQ(load_json_lines("{\"a\": {\"b\": [1, 2]}}  \r\n", "r.jsonl").size(), 1u);
+}
+
 TEST(ConfigNode, YamlSyntaxErrorsAreLocated) {
   const InputError e = error_of([] { load_string("a: [1, 2\nb: 3\n", "s.yaml"); });
   EXPECT_EQ(e.where().file, "s.yaml");

@@ -276,4 +276,26 @@ TEST(Catalog, APerFamilySettingMustNameAHardwareFilesFamily) {
   std::filesystem::remove_all(root);
 }
 
+TEST(Catalog, TwoFilesOfOneNameAreRefusedNotOneIgnored) {
+  // A copy of bert.yaml beside it (bert2.yaml, still `name: bert`): list workloads showed bert
+  // twice and scenarios took the first, silently.
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("sp_catalog_twice_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "workloads");
+  std::filesystem::copy(std::filesystem::path(SP_SOURCE_DIR) / "models/hardware", root / "hardware",
+                        std::filesystem::copy_options::recursive);
+  const std::filesystem::path bert = std::filesystem::path(SP_SOURCE_DIR) / "models/workloads/bert.yaml";
+  std::filesystem::copy(bert, root / "workloads/bert.yaml");
+  std::filesystem::copy(bert, root / "workloads/bert2.yaml");
+  try {
+    Catalog(root).workloads();
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.message(), "workload 'bert' is also the name of " + (root / "workloads/bert.yaml").string());
+    EXPECT_NE(e.where().file.find("bert2.yaml"), std::string::npos) << e.where().file;
+  }
+  std::filesystem::remove_all(root);
+}
+
 }  // namespace sp::models
