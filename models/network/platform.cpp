@@ -75,6 +75,8 @@ Tier parse_scale_out(const config::ConfigNode& n, const Accelerator& a, int per_
   if (auto x = n.find("nics_per_node")) {
     const std::int64_t v = x->as_int();
     if (v < 0) x->fail("must not be negative");
+    // Checked before the narrowing; a node has some NICs, never thousands.
+    if (v > 1024) x->fail("must be at most 1024 NICs a node");
     nics = static_cast<int>(v);
   }
   BytesPerSecond nic = a.typical_nic_bandwidth;
@@ -87,6 +89,7 @@ Tier parse_scale_out(const config::ConfigNode& n, const Accelerator& a, int per_
   if (auto x = n.find("oversubscription")) {
     t.oversubscription = x->as_number();
     if (t.oversubscription < 1) x->fail("must be at least 1 (1 = non-blocking)");
+    if (!(t.oversubscription <= 1000)) x->fail("must be at most 1000 (as a cluster's fabric)");
   }
   if (auto x = n.find("nodes_per_leaf")) t.nodes_per_leaf = x->as_count();
   // Oversubscription divides a leaf switch's uplinks; without the leaf's size there are none to

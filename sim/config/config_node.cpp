@@ -244,6 +244,8 @@ BytesPerSecond ConfigNode::as_positive_bandwidth() const {
   // No link scalepoint models (PCIe, NICs, NVLink, HBM) is slower than a megabyte per second;
   // "1 b/s" is a unit slip whose times would leave the simulated range.
   if (b.value() < 1e6) fail("\"" + as_string() + "\" is below 1 MB/s, slower than any link scalepoint models");
+  // Nor faster than a petabyte a second (HBM3e moves 8 TB/s): a unit slip.
+  if (!(b.value() <= 1e15)) fail("\"" + as_string() + "\" is above 1 PB/s, faster than any link or memory scalepoint models");
   return b;
 }
 FlopsPerSecond ConfigNode::as_positive_flop_rate() const { return require_positive(*this, as_flop_rate()); }
