@@ -249,16 +249,22 @@ TEST(Catalog, ShippedAttentionsRunTheirSoftmaxAsTheirV41ImplementationsDo) {
   }
 }
 
-TEST(Catalog, APerFamilySettingMustNameAHardwareFilesFamily) {
-  // Llama's attention keeps FP8 at CP2 on "blackwell" (the B200 and GB200 files' family); a
-  // misspelt family would never match and silently change nothing, so the catalog refuses it at
-  // its line and key, with the families the hardware files name.
+// A models/ folder of its own in /tmp: the shipped hardware files, no workload yet.
+std::filesystem::path catalog_with_hardware_only(const std::string& test) {
   const std::filesystem::path root =
-      std::filesystem::temp_directory_path() / ("sp_catalog_family_test_" + std::to_string(::getpid()));
+      std::filesystem::temp_directory_path() / ("sp_catalog_" + test + "_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(root);
   std::filesystem::create_directories(root / "workloads");
   std::filesystem::copy(std::filesystem::path(SP_SOURCE_DIR) / "models/hardware", root / "hardware",
                         std::filesystem::copy_options::recursive);
+  return root;
+}
+
+TEST(Catalog, APerFamilySettingMustNameAHardwareFilesFamily) {
+  // Llama's attention keeps FP8 at CP2 on "blackwell" (the B200 and GB200 files' family); a
+  // misspelt family would never match and silently change nothing, so the catalog refuses it at
+  // its line and key, with the families the hardware files name.
+  const std::filesystem::path root = catalog_with_hardware_only("family");
   std::string yaml = config::read_text_file(std::string(SP_SOURCE_DIR) + "/models/workloads/llama2_70b_lora.yaml");
   const std::size_t at = yaml.find("blackwell: fp8}");
   ASSERT_NE(at, std::string::npos);
@@ -279,12 +285,7 @@ TEST(Catalog, APerFamilySettingMustNameAHardwareFilesFamily) {
 TEST(Catalog, TwoFilesOfOneNameAreRefusedNotOneIgnored) {
   // A copy of bert.yaml beside it (bert2.yaml, still `name: bert`): list workloads showed bert
   // twice and scenarios took the first, silently.
-  const std::filesystem::path root =
-      std::filesystem::temp_directory_path() / ("sp_catalog_twice_test_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(root);
-  std::filesystem::create_directories(root / "workloads");
-  std::filesystem::copy(std::filesystem::path(SP_SOURCE_DIR) / "models/hardware", root / "hardware",
-                        std::filesystem::copy_options::recursive);
+  const std::filesystem::path root = catalog_with_hardware_only("twice");
   const std::filesystem::path bert = std::filesystem::path(SP_SOURCE_DIR) / "models/workloads/bert.yaml";
   std::filesystem::copy(bert, root / "workloads/bert.yaml");
   std::filesystem::copy(bert, root / "workloads/bert2.yaml");
