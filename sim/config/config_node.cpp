@@ -167,7 +167,13 @@ double ConfigNode::as_number() const {
 std::int64_t ConfigNode::as_int() const {
   const std::string s = scalar_text("an integer");
   const std::optional<std::int64_t> v = parse_plain_integer(s);
-  if (!v) fail("\"" + s + "\" is not an integer");
+  if (!v) {
+    // A whole number past int64 (a seed of 2^64 - 1) is out of range, not "not an integer".
+    const bool digits = !s.empty() && s.find_first_not_of("0123456789", s[0] == '-' || s[0] == '+' ? 1 : 0) == std::string::npos &&
+                        s.size() > (s[0] == '-' || s[0] == '+' ? 1u : 0u);
+    if (digits) fail("\"" + s + "\" is beyond the 64-bit integers");
+    fail("\"" + s + "\" is not an integer");
+  }
   return *v;
 }
 

@@ -151,7 +151,10 @@ double parse_quantity(std::string_view text, Dimension expected) {
     throw QuantityError(quoted(s) + " is " + std::string(dimension_name(r->dim)),
                         "expected " + expect);
   }
-  return number * r->factor;
+  const double value = number * r->factor;
+  // "1e300 PFLOP" is a finite number times a unit past a double: said here, not as "inf" later.
+  if (!std::isfinite(value)) throw QuantityError(quoted(s) + " is beyond the range of a number", "expected " + expect);
+  return value;
 }
 
 Bytes parse_bytes(std::string_view t) { return Bytes(parse_quantity(t, Dimension::bytes)); }

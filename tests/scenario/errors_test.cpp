@@ -99,7 +99,9 @@ TEST(BadScenario, OverridesAreReportedAtTheArgument) {
        "platform.scale_out.oversubscription: oversubscription needs nodes_per_leaf"},
       {{"good.yaml", {"platform.gpu_speed_spread=0.2"}}, "platform.gpu_speed_spread: must be between 0 and 0.1"},
       // Upper ends (audit): 1e300 GB/s, 1e9 NICs a node and oversubscription 1e300 were taken.
-      {{"good.yaml", {"platform.scale_up.bandwidth=\"1e300 GB/s\""}}, "platform.scale_up.bandwidth: \"1e300 GB/s\" is above 1 PB/s"},
+      {{"good.yaml", {"platform.scale_up.bandwidth=\"1e6 TB/s\""}}, "platform.scale_up.bandwidth: \"1e6 TB/s\" is above 1 PB/s"},
+      {{"good.yaml", {"platform.scale_up.bandwidth=\"1e300 GB/s\""}}, "\"1e300 GB/s\" is beyond the range of a number"},
+      {{"good.yaml", {"seed=18446744073709551615"}}, "seed: \"18446744073709551615\" is beyond the 64-bit integers"},
       {{"good.yaml", {"platform.scale_out.nics_per_node=1000000000"}}, "platform.scale_out.nics_per_node: must be at most 1024"},
       {{"good.yaml", {"platform.scale_out.oversubscription=1e300"}}, "platform.scale_out.oversubscription: must be at most 1000"},
       // Domains smaller than the node need a host tier to join them: said, not "missing key".
