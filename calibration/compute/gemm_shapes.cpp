@@ -86,6 +86,13 @@ std::string gemm_shapes_csv(const models::Workload& w, const std::vector<int>& b
         }
         d[index_of(g.tp_dim)] = whole / tp;
       }
+      // What calibrate compute reads back: every dimension up to 2^30 (a GEMM anyone benchmarks).
+      if (std::max({d[0], d[1], d[2]}) > 0x1p30) {
+        throw InputError(SourceLocation{"--batch", 0, 0}, "",
+                         fmt::format("batch {} makes {}'s GEMM {:.0f} x {:.0f} x {:.0f}, past the 2^30 a dimension "
+                                     "calibrate compute reads",
+                                     b, g.label, d[0], d[1], d[2]));
+      }
       csv += fmt::format("{}.b{},{:.0f},{:.0f},{:.0f},{:.0f}\n", g.label, b, d[0], d[1], d[2], g.batch);
     }
   }

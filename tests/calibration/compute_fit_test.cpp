@@ -244,6 +244,10 @@ TEST(GemmShapes, AWorkloadsGemmsScaleWithBatchAndSplitWithTp) {
   EXPECT_EQ(csv.find("decoder_layer.q.wgrad"), std::string::npos);
   const models::Workload bert = *catalog().find_workload("bert");
   EXPECT_NE(gemm_shapes_csv(bert, {4}, 1).find("encoder_layer.qkv.fwd.b4,1016,3072,1024,1\n"), std::string::npos);
+  // A batch whose GEMMs pass 2^30 in a dimension, which calibrate compute would refuse to read back
+  // (254 tokens x 10^9 samples), is refused here, at --batch.
+  EXPECT_NE(input_error_message([&] { gemm_shapes_csv(bert, {1'000'000'000}, 1); }).find("--batch: batch 1000000000 makes"),
+            std::string::npos);
   // RetinaNet's grouped 3x3 convolution in layer 2: 10,000 positions, 8 output and 72 input
   // channels per group, 32 groups.
   const models::Workload retina = *catalog().find_workload("retinanet");
