@@ -163,7 +163,14 @@ ClusterSpec load_cluster(const std::string& file, const std::vector<config::Over
     s.jobs.push_back(std::move(job));
   }
   if (s.jobs.empty()) list.fail("needs at least one job");
-  if (std::find(s.placements.begin(), s.placements.end(), models::Placement::listed) != s.placements.end()) {
+  const bool listed = std::find(s.placements.begin(), s.placements.end(), models::Placement::listed) != s.placements.end();
+  if (!listed) {
+    // Node lists only place jobs under the explicit placement: elsewhere they were ignored, silently.
+    for (const auto& item : list.elements()) {
+      if (auto nodes = item.find("nodes")) nodes->fail("a job's nodes place it only under placement 'explicit', which this cluster does not list");
+    }
+  }
+  if (listed) {
     const auto items = list.elements();
     for (std::size_t j = 0; j < s.jobs.size(); ++j) {
       const int most = *std::max_element(s.jobs[j].scenario.accelerators.begin(), s.jobs[j].scenario.accelerators.end());

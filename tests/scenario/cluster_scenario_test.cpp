@@ -108,6 +108,10 @@ TEST(ClusterScenario, BadInputIsRefusedAtItsKey) {
        "'0-16' is not a node of the cluster (0 to 15)"},
       {kPlatform + "name: x\nfabric: {leaves: 8}\n" + "jobs:\n  - {name: b, workload: bert, accelerators: [64], batch: {typical: true}, bogus: 1}\n",
        "bogus"},
+      // Without the explicit placement a node list places nothing: it was ignored, silently.
+      {kPlatform + "name: x\nfabric: {leaves: 8, nodes_per_leaf: 2}\njobs:\n  - {name: b, workload: bert, accelerators: [64], "
+                   "batch: {typical: true}, nodes: [0-7]}\n",
+       "jobs[0].nodes: a job's nodes place it only under placement 'explicit'"},
   };
   for (const auto& [text, expected] : cases) {
     const std::string file = write("bad", text);
