@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -201,14 +202,29 @@ SweepSpec load_sweep(const std::string& file) {
       } catch (const std::exception&) {
       }
     };
-    for (const auto& axis : axes.elements()) {
-      const auto entries = axis.entries();
+    // A key two axes set: the later one's value wins at every point, and the earlier axis only
+    // repeats points (a grid of 8 and 16 GPUs over one of 32 ran three copies of 32).
+    std::map<std::string, std::size_t> axis_of;
+    const auto once = [&](const std::string& key, const config::ConfigNode& where, std::size_t a) {
+      if (const auto [at, added] = axis_of.emplace(key, a); !added && at->second != a) {
+        where.fail(fmt::format("key path '{}' is set by axes[{}] too; each key belongs to one axis", key, at->second));
+      }
+    };
+    const auto elements = axes.elements();
+    for (std::size_t a = 0; a < elements.size(); ++a) {
+      const auto entries = elements[a].entries();
       const auto& [kind, body] = entries.front();
       if (kind == "grid" || kind == "zip") {
-        for (const auto& [key, list] : body.entries()) check(key, list, list.elements().front());
+        for (const auto& [key, list] : body.entries()) {
+          once(key, list, a);
+          check(key, list, list.elements().front());
+        }
       } else if (kind == "points") {
         for (const auto& p : body.elements()) {
-          for (const auto& [key, v] : p.entries()) check(key, v, v);
+          for (const auto& [key, v] : p.entries()) {
+            once(key, v, a);
+            check(key, v, v);
+          }
         }
       }
     }

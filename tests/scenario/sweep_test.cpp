@@ -87,6 +87,15 @@ TEST(Sweep, AKeyPathTheBaseHasNoPlaceForIsTheSweepFilesErrorAtItsAxis) {
               std::string::npos)
         << e.what();
   }
+  // A key two axes set repeats points (the later axis's value wins at each): refused at the second.
+  try {
+    sp::load_sweep(kSweeps + "key_twice.yaml");
+    ADD_FAILURE() << "no error";
+  } catch (const sp::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("key_twice.yaml:5:34: axes[1].zip.seed: key path 'seed' is set by axes[0] too"),
+              std::string::npos)
+        << e.what();
+  }
   const fs::path out = fresh("misspelt");
   EXPECT_EQ(sweep(kSweeps + "misspelt_key.yaml --out " + out.string()).status, 2);
   EXPECT_FALSE(fs::exists(out));
