@@ -152,6 +152,8 @@ std::string ConfigNode::as_folder_name() const {
   if (s.empty() || s == "." || s == ".." || has_control_chars(s) || s.find_first_of("/\\") != std::string::npos) {
     fail("must be a name without slashes, control characters, '.' or '..' (it names the output folder)");
   }
+  // "results/ " or "results/x " looks like results/x in every listing: no blank ends.
+  if (s.front() == ' ' || s.back() == ' ') fail("must not begin or end with a space (it names the output folder)");
   // A folder name is at most 255 bytes on Linux file systems (NAME_MAX); leave room for suffixes.
   if (s.size() > 200) fail("is " + std::to_string(s.size()) + " characters long; at most 200 (it names the output folder)");
   return s;

@@ -119,6 +119,7 @@ TEST(Cli, HostileInputExitsWithTwoNotACrashAHangOrAWriteElsewhere) {
                                               "early_stopping: {grace: 1.0e-300, reduction: 1.0000001, seed: 1}\n"),
        "early_stopping.reduction: gives 6907755621 milestones"},
       {"run " + scenario("bert") + " -q --set name=..", "name: must be a name without slashes, control characters"},
+      {"run " + scenario("bert") + " -q --set \"name=' '\"", "name: must not begin or end with a space"},
       {"run " + scenario("bert") + " -q --set calibration=" + file("cal.yaml", "bogus: 1\n"), "bogus: unknown key"},
       {"run " + scenario("bert") + " -q --set calibration=" + dir.string(), "calibration: not a regular file: "},
       {"predict --out " + dir.string() + " --systems " + src + "/calibration/data/mlperf/results_v4.1.csv",
