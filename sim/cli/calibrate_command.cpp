@@ -64,6 +64,7 @@ int calibrate_mlperf_command(const CalibrateOptions& o) {
                 c.software_efficiency, c.log_sd, c.model_error);
   }
   print("in sample:", fit.in_sample);
+  warn_unmodelled(fit.in_sample.skipped, o.data);
   if (o.loo) print("leave one system out:", fit.leave_system_out);
   if (o.loko) print("leave one accelerator kind out:", fit.leave_kind_out);
   std::printf("wrote %s\n", o.out.c_str());

@@ -110,6 +110,10 @@ struct ValidateOptions {
 
 /// `scalepoint validate`: predictions against published MLPerf times.
 int validate_command(const ValidateOptions& options);
+/// A `scalepoint: warning:` for each published row the model could not predict and left out of
+/// a validation or a fit (an unknown accelerator or platform), beside the report's `skipped`
+/// lines; rows without a published time are only listed.
+void warn_unmodelled(const std::vector<std::string>& skipped, const std::string& data_file);
 
 /// `scalepoint validate --transformer FILE`: transformer_rows.csv, transformer_summary.csv, transformer.png.
 int validate_transformer_command(const ValidateOptions& options);

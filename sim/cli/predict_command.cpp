@@ -140,6 +140,13 @@ int predict_command(const PredictOptions& o) {
   return 0;
 }
 
+void warn_unmodelled(const std::vector<std::string>& skipped, const std::string& data_file) {
+  for (const std::string& s : skipped) {
+    if (s.size() >= 19 && s.compare(s.size() - 19, 19, ": no published time") == 0) continue;
+    warn({data_file, 0, 0}, "", "left out, the model cannot predict it: " + s);
+  }
+}
+
 int validate_command(const ValidateOptions& o) {
   const models::Catalog catalog(models::data_root() / "models");
   const calibration::PlatformCatalog platforms(catalog);
@@ -197,6 +204,7 @@ int validate_command(const ValidateOptions& o) {
     }
   }
   for (const auto& s : rep.skipped) std::printf("skipped %s\n", s.c_str());
+  warn_unmodelled(rep.skipped, o.data);
   std::string wrote = stem + "_rows.csv," + stem + "_summary.csv";
   if (steps.rows() > 0) wrote += "," + stem + "_steps.csv";
   if (steps_plotted) wrote += "," + stem + "_steps.png";

@@ -228,6 +228,28 @@ TEST(Cli, SilentlyAcceptedCasesWarnOrFail) {
   }
 }
 
+TEST(Cli, ValidateWarnsOfAPublishedRowItCannotModel) {
+  // Two rows of the committed table, one given an accelerator no hardware file names: validated
+  // without it (exit 0), and said on stderr as a warning, not only in the report's last lines.
+  const fs::path dir = fresh_dir("unmodelled");
+  fs::create_directories(dir);
+  {
+    std::ifstream in(std::string(SP_SOURCE_DIR) + "/calibration/data/mlperf/results_v4.1.csv");
+    std::ofstream out(dir / "rows.csv");
+    std::string line;
+    for (int i = 0; i < 6 && std::getline(in, line); ++i) {
+      if (line.find("Palmetto2-AI") != std::string::npos) line.replace(line.find("NVIDIA H100-SXM5-80GB"), 21, "NVIDIA Z9000");
+      out << line << "\n";
+    }
+  }
+  const RunResult v = run("validate --data " + (dir / "rows.csv").string() + " --out " + (dir / "out").string());
+  EXPECT_EQ(v.status, 0) << v.output;
+  EXPECT_NE(v.output.find("scalepoint: warning: " + (dir / "rows.csv").string() +
+                          ": left out, the model cannot predict it: line 4: bert Palmetto2-AI: unknown accelerator 'NVIDIA Z9000'"),
+            std::string::npos)
+      << v.output;
+}
+
 TEST(Cli, FitsOnTooFewPointsWarn) {
   const fs::path dir = fresh_dir("few_points");
   fs::create_directories(dir);
