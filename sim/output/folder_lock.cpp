@@ -114,13 +114,19 @@ void check_output_folder(const fs::path& dir, const std::string& option) {
     throw InputError(SourceLocation{option, 0, 0}, "", dir.string() + ": " + ec.message(), "name a folder you can write");
   }
   const std::string p = real.string();
-  // The trees the package manager and the kernel own, at any depth (a sweep's files in /usr/bin
-  // or /etc/cron.d would be written as root without a word), and /var itself. A file's folder
-  // comes here too (`--out /tmp/fit.yaml` checks /tmp), so /tmp, /home and the like stay open.
+  // The trees of programs, libraries, configuration and the kernel, at any depth (a sweep's files
+  // in /usr/bin or /etc/cron.d would be written as root without a word); the folders above
+  // everyone's own, themselves only: checkouts and CI workspaces live below them
+  // (/usr/local/src, /var/lib/jenkins/workspace), and a file's folder comes here too
+  // (`--out /tmp/fit.yaml` checks /tmp, which stays open).
   static const char* const kOwned[] = {"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc",
-                                       "/sbin", "/sys", "/usr", "/var/lib", "/var/cache", "/var/log", "/var/spool"};
-  bool system = p == "/" || p.empty() || p == "/var";
+                                       "/sbin", "/sys", "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64",
+                                       "/usr/libexec", "/usr/include"};
+  static const char* const kAbove[] = {"/usr", "/usr/local", "/usr/share", "/var", "/var/lib", "/var/log", "/var/cache",
+                                       "/var/spool"};
+  bool system = p == "/" || p.empty();
   for (const char* s : kOwned) system = system || p == s || p.rfind(std::string(s) + "/", 0) == 0;
+  for (const char* s : kAbove) system = system || p == s;
   if (system) {
     throw InputError(SourceLocation{option, 0, 0}, "", dir.string() + " is the file system's root or a system folder, not an output folder",
                      "name a folder of your own, e.g. results/run1");

@@ -67,10 +67,10 @@ TEST(OutputSafety, ARunIntoAnEarlierRunsFolderRemovesTheFilesOnlyItListed) {
 }
 
 TEST(OutputSafety, TheRootAndSystemFoldersAreNotOutputFolders) {
-  // The package manager's and the kernel's trees at any depth (/usr/bin and /etc/x once took a
-  // run's files).
-  for (const char* dir : {"/", "/etc", "/usr", "/proc/self", "/usr/bin", "/etc/sp_never_made", "/usr/local/sp_never_made",
-                          "/var/lib/sp_never_made", "/bin/sp_never_made", "/var"}) {
+  // Programs', libraries' and configuration's trees at any depth (/usr/bin and /etc/x once took a
+  // run's files); /usr, /var, /var/lib themselves (checkouts live below them).
+  for (const char* dir : {"/", "/etc", "/usr", "/proc/self", "/usr/bin", "/etc/sp_never_made", "/usr/lib/sp_never_made",
+                          "/bin/sp_never_made", "/var", "/var/lib", "/usr/local"}) {
     const RunResult r = run("run " + scenario("bert") + " -q --out " + dir);
     EXPECT_EQ(r.status, 2) << dir << ": " << r.output;
     EXPECT_NE(r.output.find("is the file system's root or a system folder"), std::string::npos) << r.output;
