@@ -54,6 +54,18 @@ std::string normalize_name(const std::string& name) {
 
 Catalog::Catalog(fs::path models_dir) : dir_(std::move(models_dir)) {}
 
+namespace {
+// A name two files of one folder give: the catalog would find the first and ignore the other,
+// silently. `seen` maps each name read so far to its file.
+void refuse_second_file_of_a_name(std::map<std::string, std::string>& seen, const char* what, const std::string& name,
+                                  const config::ConfigNode& root, const fs::path& file) {
+  if (const auto [at, added] = seen.emplace(normalize_name(name), file.string()); !added) {
+    root.at("name").fail(std::string(what) + " '" + name + "' is also the name of " + at->second,
+                         std::string("give each ") + what + " file its own name");
+  }
+}
+}  // namespace
+
 std::vector<fs::path> Catalog::yaml_files(const std::string& sub) const {
   std::vector<fs::path> files;
   std::error_code ec;
@@ -76,10 +88,7 @@ const std::vector<Accelerator>& Catalog::accelerators() const {
     for (const auto& f : yaml_files("hardware")) {
       const config::ConfigNode root = config::load_file(f.string());
       out.push_back(parse_accelerator(root));
-      if (const auto [at, added] = files_by_name.emplace(normalize_name(out.back().name), f.string()); !added) {
-        root.at("name").fail("accelerator '" + out.back().name + "' is also the name of " + at->second,
-                             "give each hardware file its own name");
-      }
+      refuse_second_file_of_a_name(files_by_name, "accelerator", out.back().name, root, f);
     }
     accelerators_ = std::move(out);
   }
@@ -89,15 +98,12 @@ const std::vector<Accelerator>& Catalog::accelerators() const {
 const std::vector<Workload>& Catalog::workloads() const {
   if (!workloads_) {
     std::vector<Workload> out;
-    std::map<std::string, std::string> files_by_name;  // a name two files give: one was ignored, silently
+    std::map<std::string, std::string> files_by_name;
     for (const auto& f : yaml_files("workloads")) {
       const config::ConfigNode root = config::load_file(f.string());
       out.push_back(parse_workload(root));
       check_families(out.back());
-      if (const auto [at, added] = files_by_name.emplace(normalize_name(out.back().name), f.string()); !added) {
-        root.at("name").fail("workload '" + out.back().name + "' is also the name of " + at->second,
-                             "give each workload file its own name");
-      }
+      refuse_second_file_of_a_name(files_by_name, "workload", out.back().name, root, f);
     }
     workloads_ = std::move(out);
   }

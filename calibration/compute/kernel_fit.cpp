@@ -44,6 +44,18 @@ double trend_ratio(const models::Accelerator& a, const GemmSample& g) {
 
 }  // namespace
 
+std::string too_few_gemm_shapes(const ComputeMeasurements& m, const models::Accelerator& a) {
+  // The dtypes training runs at, those the hardware file has a peak for (fp32 is left out).
+  std::map<std::string, int> per_dtype;
+  for (const GemmSample& g : m.gemms) {
+    if (a.peak.count(g.dtype) != 0) ++per_dtype[g.dtype];
+  }
+  for (const auto& [dtype, count] : per_dtype) {
+    if (count < 3) return fmt::format("{} {} GEMM shape(s): the fit needs at least 3 of each dtype", count, dtype);
+  }
+  return "";
+}
+
 KernelFit fit_kernel_costs(const ComputeMeasurements& m, const models::Accelerator& base) {
   KernelFit out;
   out.accelerator = base;
@@ -74,10 +86,8 @@ KernelFit fit_kernel_costs(const ComputeMeasurements& m, const models::Accelerat
     gemms.push_back(g);
     ++per_dtype[g.dtype];
   }
-  for (const auto& [dtype, count] : per_dtype) {
-    if (count < 3) throw ModelError(fmt::format("{} GEMM(s) of {}: at least 3 shapes are needed", count, dtype));
-    layout.dtypes.push_back(dtype);
-  }
+  if (const std::string why = too_few_gemm_shapes(m, a); !why.empty()) throw ModelError(why);
+  for (const auto& entry : per_dtype) layout.dtypes.push_back(entry.first);
   if (layout.dtypes.empty()) throw ModelError("no GEMM measurements to fit");
   Eigen::VectorXd x0(layout.size());
   for (std::size_t i = 0; i < layout.dtypes.size(); ++i) {

@@ -34,8 +34,12 @@ struct KernelFit {
   int iterations = 0;
 };
 
-/// Fits `base`'s compute section to `m`; ModelError when a dtype has fewer than 3 GEMMs or the
-/// accelerator has no peak for a measured dtype.
+/// Why `m` cannot be fitted on `a` for want of shapes: "N bf16 GEMM shape(s): ..." for the first
+/// dtype `a` has a peak for that was measured at 1 or 2 shapes; empty when every one has 3 or more.
+std::string too_few_gemm_shapes(const ComputeMeasurements& m, const models::Accelerator& a);
+
+/// Fits `base`'s compute section to `m`; ModelError when a dtype has fewer than 3 GEMMs
+/// (too_few_gemm_shapes) or the accelerator has no peak for a measured dtype.
 KernelFit fit_kernel_costs(const ComputeMeasurements& m, const models::Accelerator& base);
 
 /// The fragment for the hardware file (`compute: !include FILE`): the fitted section, the

@@ -164,7 +164,7 @@ ValidationReport validate_rows(const std::vector<MlperfResult>& rows, const Syst
   std::vector<std::string> skipped;
   for (const MlperfResult& r : rows) {
     if (!r.time_to_train_min) {
-      skipped.push_back(fmt::format("line {}: {} {}: no published time", r.line, r.benchmark, r.system_name));
+      skipped.push_back(fmt::format("line {}: {} {}{}", r.line, r.benchmark, r.system_name, kNoPublishedTime));
       continue;
     }
     ValidationRow v{r, predict_system(r, inputs), 0, false};

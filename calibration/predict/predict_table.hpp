@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "calibration/predict/system_model.hpp"
@@ -52,6 +53,10 @@ struct ErrorSummary {
   double median_ape_baseline = std::numeric_limits<double>::quiet_NaN();
   double p90_ape_baseline = std::numeric_limits<double>::quiet_NaN();
 };
+
+/// What a `skipped` line ends with for a row that has no published time: listed, not warned of.
+inline constexpr std::string_view kNoPublishedTime = ": no published time";
+inline bool skipped_for_want_of_a_time(const std::string& skipped) { return skipped.ends_with(kNoPublishedTime); }
 
 struct ValidationReport {
   std::vector<ValidationRow> rows;       // every row with a published time that could be modelled

@@ -173,7 +173,7 @@ Accelerator parse_accelerator(const config::ConfigNode& n) {
     if (!(a.idle_power->value() > 0 && *a.idle_power < *a.tdp)) t->fail("must be above 0 W and below the tdp");
   }
   if (auto m = n.find("context_memory")) {
-    a.context_memory = m->as_nonnegative_bytes();
+    a.context_memory = m->as_bytes();
     if (!(a.context_memory->value() > 0 && *a.context_memory < a.memory_capacity)) {
       m->fail("must be above 0 B and below the memory capacity");
     }

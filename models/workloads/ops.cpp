@@ -218,8 +218,6 @@ void per_pass(const config::ConfigNode& n, Bytes& forward, Bytes& backward) {
   n.expect_only({"forward", "backward"});
   forward = n.at("forward").as_nonnegative_bytes();
   backward = n.at("backward").as_nonnegative_bytes();
-  if (forward.value() < 0) n.at("forward").fail("must not be negative");
-  if (backward.value() < 0) n.at("backward").fail("must not be negative");
 }
 
 TpSplit parse_split(const config::ConfigNode& n) {

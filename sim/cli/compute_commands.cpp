@@ -96,15 +96,9 @@ int calibrate_compute_command(const CalibrateComputeOptions& o) {
                      fmt::format("{} GEMM rows, more than the {} a fit takes", m.gemms.size(), kMaxGemms),
                      "measure fewer shapes, or fit on a sample of them");
   }
-  // The fit needs three shapes of each dtype it fits: too few is the inputs' fault, said of them.
-  std::map<std::string, int> per_dtype;
-  for (const auto& g : m.gemms) per_dtype[g.dtype] += accel->peak.count(g.dtype) ? 1 : 0;
-  for (const auto& [dtype, count] : per_dtype) {
-    if (count > 0 && count < 3) {
-      throw InputError(SourceLocation{o.inputs.front(), 0, 0}, "",
-                       fmt::format("{} {} GEMM shape(s): the fit needs at least 3 of each dtype", count, dtype),
-                       "measure more shapes (build/scalepoint-gpu-bench --shapes)");
-    }
+  // Too few shapes of a dtype is the inputs' fault, said of them (the fit would say it of nothing).
+  if (const std::string why = calibration::too_few_gemm_shapes(m, *accel); !why.empty()) {
+    throw InputError(SourceLocation{o.inputs.front(), 0, 0}, "", why, "measure more shapes (build/scalepoint-gpu-bench --shapes)");
   }
   const calibration::KernelFit fit = calibration::fit_kernel_costs(m, *accel);
   const models::KernelCosts& c = fit.accelerator.compute;

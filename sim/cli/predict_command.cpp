@@ -142,7 +142,7 @@ int predict_command(const PredictOptions& o) {
 
 void warn_unmodelled(const std::vector<std::string>& skipped, const std::string& data_file) {
   for (const std::string& s : skipped) {
-    if (s.size() >= 19 && s.compare(s.size() - 19, 19, ": no published time") == 0) continue;
+    if (calibration::skipped_for_want_of_a_time(s)) continue;
     warn({data_file, 0, 0}, "", "left out, the model cannot predict it: " + s);
   }
 }

@@ -1,5 +1,9 @@
 #include "sim/output/manifest.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
 #include <fmt/format.h>
 
 namespace sp::output {
@@ -37,6 +41,27 @@ std::string to_yaml(const Manifest& m) {
   };
   list("overrides", m.overrides);
   list("files", m.files);
+  return out;
+}
+
+std::set<std::string> manifest_files(const std::string& text) {
+  std::set<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line == "files:") {
+      inside = true;
+      continue;
+    }
+    if (!inside) continue;
+    if (line.rfind("  - \"", 0) != 0 || line.size() < 6 || line.back() != '"') break;
+    const std::string name = line.substr(5, line.size() - 6);
+    const bool plain = !name.empty() && name.front() != '.' && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+      return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+    });
+    if (plain) out.insert(name);
+  }
   return out;
 }
 

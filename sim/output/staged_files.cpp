@@ -1,7 +1,6 @@
 #include "sim/output/staged_files.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <iterator>
 #include <set>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "sim/core/error.hpp"
+#include "sim/output/manifest.hpp"
 
 namespace sp::output {
 
@@ -120,28 +120,6 @@ bool png_complete(const fs::path& png) {
   in.read(tail, sizeof tail);
   return in && std::equal(std::begin(kIend), std::end(kIend), reinterpret_cast<const unsigned char*>(tail));
 }
-// The files a manifest.yaml lists (as to_yaml writes them: `files:` then `  - "name"` lines),
-// those with plain names only; nothing for a file that is missing or not one of ours.
-std::set<std::string> listed_files(const std::string& text) {
-  std::set<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    if (line == "files:") {
-      inside = true;
-      continue;
-    }
-    if (!inside) continue;
-    if (line.rfind("  - \"", 0) != 0 || line.size() < 6 || line.back() != '"') break;
-    const std::string name = line.substr(5, line.size() - 6);
-    const bool plain = !name.empty() && name.front() != '.' &&
-                       std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-' || c == '.'; });
-    if (plain) out.insert(name);
-  }
-  return out;
-}
-
 std::string read_small_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::ostringstream s;
@@ -166,8 +144,8 @@ void StagedFiles::commit() {
     if (final_path.filename() != "manifest.yaml") continue;
     std::error_code ec;
     if (!fs::is_regular_file(fs::symlink_status(final_path, ec))) break;
-    stale = listed_files(read_small_file(final_path));
-    for (const std::string& kept : listed_files(read_small_file(tmp))) stale.erase(kept);
+    stale = manifest_files(read_small_file(final_path));
+    for (const std::string& kept : manifest_files(read_small_file(tmp))) stale.erase(kept);
   }
   for (const auto& [tmp, final_path] : staged_) fs::rename(tmp, final_path);
   committed_ = true;

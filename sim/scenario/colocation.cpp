@@ -189,7 +189,6 @@ ColocationSpec load_colocation(const std::string& file, const std::vector<config
     }
     if (auto x = sh->find("start_up")) s.start_up = x->as_nonnegative_duration();
     if (auto x = sh->find("context_memory")) s.context_memory = x->as_nonnegative_bytes();
-    if (s.context_memory.value() < 0) sh->at("context_memory").fail("must not be negative");
     if (auto x = sh->find("mps_active_thread_percentage")) {
       const double p = x->as_number();
       if (!(p > 0 && p <= 100)) x->fail("must be in (0, 100]");

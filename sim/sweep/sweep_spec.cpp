@@ -190,12 +190,13 @@ SweepSpec load_sweep(const std::string& file) {
     std::set<std::string> checked;
     const auto check = [&](const std::string& key, const config::ConfigNode& where, const config::ConfigNode& value) {
       if (key == "base" || key == "label" || !checked.insert(key).second) return;
+      const config::Override o = set(key, value);
       try {
-        (void)load_scenario(s.base_file, {set(key, value)}, catalog);
+        (void)load_scenario(s.base_file, {o}, catalog);
       } catch (const InputError& e) {
         const std::string what = e.what();
         if (what.find(": unknown key") == std::string::npos) return;
-        const std::string prefix = set(key, value).text + ": ";
+        const std::string prefix = o.text + ": ";
         const std::size_t at = what.find(prefix);
         where.fail("key path '" + key + "' does not fit the base scenario " + s.base_file + ": " +
                    (at == std::string::npos ? what : what.substr(at + prefix.size())));

@@ -198,9 +198,7 @@ TEST(LayoutSearch, AMicroBatchTheUserPinsIsKeptOrNothingResolves) {
   const auto e = fastest_layout(lora, p, 16, 16, base, LayoutSearch{});
   ASSERT_TRUE(e && e->ok());
   EXPECT_EQ(e->layout.micro_batch, 2) << e->layout.describe();
-  if (e->runner_up != "-" && !e->runner_up.empty()) {
-    EXPECT_NE(e->runner_up.find(" mb2 "), std::string::npos) << e->runner_up;
-  }
+  EXPECT_NE(e->runner_up.find(" mb2 "), std::string::npos) << e->runner_up;  // the next-fastest sizes keep it too
   base.micro_batch = 3;
   EXPECT_FALSE(some_layout_resolves(lora, p, 16, 16, base, LayoutSearch{}));
   EXPECT_FALSE(fastest_layout(lora, p, 16, 16, base, LayoutSearch{}).has_value());

@@ -9,11 +9,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include <H5Cpp.h>
 
 #include "shell.hpp"
+#include "sim/output/manifest.hpp"
 
 namespace {
 
@@ -64,6 +66,18 @@ TEST(OutputSafety, ARunIntoAnEarlierRunsFolderRemovesTheFilesOnlyItListed) {
   EXPECT_TRUE(fs::exists(dir / "summary.csv"));
   EXPECT_TRUE(fs::exists(dir / "notes.txt"));
   fs::remove_all(dir);
+}
+
+TEST(OutputSafety, AManifestsFileListReadsBackWhatToYamlWroteAndOnlyPlainNames) {
+  // Only plain names are ever removed: never a path, a hidden file or a name with a quote.
+  sp::output::Manifest m;
+  m.fields = {{"command", "run"}};
+  m.overrides = {"accelerators=[8]"};
+  m.files = {"summary.csv", "timeline_N8.json", "../outside.csv", ".hidden", "say \"hi\".csv", "a b.csv"};
+  EXPECT_EQ(sp::output::manifest_files(sp::output::to_yaml(m)), (std::set<std::string>{"summary.csv", "timeline_N8.json"}));
+  m.files.clear();  // "files: []"
+  EXPECT_TRUE(sp::output::manifest_files(sp::output::to_yaml(m)).empty());
+  EXPECT_TRUE(sp::output::manifest_files("not a manifest\n").empty());
 }
 
 TEST(OutputSafety, TheRootAndSystemFoldersAreNotOutputFolders) {
