@@ -44,6 +44,36 @@ double scored_samples(const models::Workload& w, std::int64_t gbs) {
 
 }  // namespace
 
+std::optional<double> peer_minutes(const std::vector<MlperfResult>& rows, const std::vector<std::string>& kinds,
+                                   std::size_t target) {
+  const MlperfResult& t = rows[target];
+  if (kinds[target].empty() || !t.global_batch) return std::nullopt;
+  std::vector<int> peers;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const MlperfResult& r = rows[i];
+    if (r.submitter == t.submitter || kinds[i] != kinds[target] || r.benchmark != t.benchmark ||
+        r.accelerators != t.accelerators || r.global_batch != t.global_batch || !r.time_to_train_min) {
+      continue;
+    }
+    peers.push_back(static_cast<int>(i));
+  }
+  if (peers.empty()) return std::nullopt;
+  return *rows[static_cast<std::size_t>(median_row(rows, peers))].time_to_train_min;
+}
+
+PeerSpread peer_spread(const std::vector<MlperfResult>& rows, const std::vector<std::string>& kinds, bool on_one_node) {
+  std::vector<double> errors;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (one_node(rows[i]) != on_one_node || !rows[i].time_to_train_min) continue;
+    if (const std::optional<double> p = peer_minutes(rows, kinds, i)) errors.push_back(100 * std::abs(*p / *rows[i].time_to_train_min - 1));
+  }
+  PeerSpread s;
+  s.rows = static_cast<int>(errors.size());
+  s.median = errors.empty() ? std::nan("") : quantile(errors, 0.5);
+  s.p90 = errors.empty() ? std::nan("") : quantile(errors, 0.9);
+  return s;
+}
+
 std::vector<std::string> software_releases(const std::string& framework) {
   // A release is YY.MM with a month 01-12, standing alone: not inside "3.10.2", "v24.09",
   // "2024.09" or "24.09a"; a full stop after it ends a sentence ("Release 24.09.").
@@ -119,7 +149,7 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
                                "anchor: same release", "anchor: another release", "anchor: release not stated", "all"});
   std::vector<ScalingSummary> out;
   for (const std::string& g : groups) {
-    std::vector<double> model, curve, perfect, logged, convergence, stepped, stepped_model;
+    std::vector<double> model, curve, perfect, logged, convergence, stepped, stepped_model, peer, peer_model;
     for (const ScalingRow& r : rows) {
       const int n = r.row.accelerators;
       const bool own = r.anchor_rule.rfind("same submitter", 0) == 0;
@@ -137,6 +167,10 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
       if (const double e = r.step_error(); !std::isnan(e)) {
         stepped.push_back(100 * std::abs(e));
         stepped_model.push_back(100 * std::abs(r.error()));
+      }
+      if (const double e = r.peer_error(); !std::isnan(e)) {
+        peer.push_back(100 * std::abs(e));
+        peer_model.push_back(100 * std::abs(r.error()));
       }
     }
     if (model.empty()) continue;
@@ -160,6 +194,11 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
     s.step_p90 = stepped.empty() ? std::nan("") : quantile(stepped, 0.9);
     s.step_model_median = stepped.empty() ? std::nan("") : quantile(stepped_model, 0.5);
     s.step_model_p90 = stepped.empty() ? std::nan("") : quantile(stepped_model, 0.9);
+    s.peer_rows = static_cast<int>(peer.size());
+    s.peer_median = peer.empty() ? std::nan("") : quantile(peer, 0.5);
+    s.peer_p90 = peer.empty() ? std::nan("") : quantile(peer, 0.9);
+    s.peer_model_median = peer.empty() ? std::nan("") : quantile(peer_model, 0.5);
+    s.peer_model_p90 = peer.empty() ? std::nan("") : quantile(peer_model, 0.9);
     out.push_back(s);
   }
   return out;
@@ -215,6 +254,7 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
     }
     by_system[r.system()].push_back({i, static_cast<std::size_t>(a), rule});
   }
+  rep.one_node_peers = peer_spread(rows, kinds, true);
   std::vector<std::string> fit_skipped;
   const FitProblem pb(rows, catalog, platforms, fit_skipped);
   // The fit on every row: a second start for each fold's (the fit has local minima; below).
@@ -284,6 +324,7 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
       if (pt.at_logged_convergence) s.model_logged_min = to_seconds(*pt.at_logged_convergence) / 60;
       if (pa.at_logged_convergence) s.model_anchor_logged_min = to_seconds(*pa.at_logged_convergence) / 60;
       s.step_anchored_min = step_anchored_minutes(target, pt, anchor, pa);
+      s.peer_min = peer_minutes(rows, kinds, tg.row);
       s.curve_min = curve.anchored(ct, ca);
       s.perfect_min = *anchor.time_to_train_min * (ct.samples_to_converge / ca.samples_to_converge) *
                       (ca.accelerators / ct.accelerators);

@@ -51,10 +51,18 @@ struct ScalingRow {
   // anchor's logged step (its logs' training_step phase; none where they do not give it): the
   // anchor a planner measures in minutes (run --anchor N=TIME/step) in place of a training run.
   std::optional<double> step_anchored_min;
+  // Not a prediction but the spread between systems of one configuration: the published time of
+  // other submitters' systems at the same benchmark, kind, accelerator count and global batch
+  // (their median; peer_minutes), none where no other submitter ran that configuration.
+  std::optional<double> peer_min;
   double error() const { return predicted_min / *row.time_to_train_min - 1; }
   /// The error anchored on the anchor's logged step; NaN where there is none.
   double step_error() const {
     return step_anchored_min ? *step_anchored_min / *row.time_to_train_min - 1 : std::numeric_limits<double>::quiet_NaN();
+  }
+  /// peer / published - 1; NaN where no other submitter ran the configuration.
+  double peer_error() const {
+    return peer_min ? *peer_min / *row.time_to_train_min - 1 : std::numeric_limits<double>::quiet_NaN();
   }
   double curve_error() const { return curve_min / *row.time_to_train_min - 1; }
   double perfect_error() const { return perfect_min / *row.time_to_train_min - 1; }
@@ -84,12 +92,23 @@ struct ScalingSummary {
   int step_rows = 0;                                // rows whose anchor's logs give its step
   double step_median = 0, step_p90 = 0;             // anchored on that step, % (NaN: no rows)
   double step_model_median = 0, step_model_p90 = 0;  // anchored on the time to train, those rows, %
+  int peer_rows = 0;                                // rows another submitter ran at the same configuration
+  double peer_median = 0, peer_p90 = 0;             // |peer / published - 1|, % (NaN: no rows)
+  double peer_model_median = 0, peer_model_p90 = 0;  // scalepoint on the same rows, %
+};
+
+/// The spread between submitters at one configuration: over `rows` that another submitter ran at
+/// the same benchmark, kind, accelerator count and global batch, |peer_minutes / published - 1|.
+struct PeerSpread {
+  int rows = 0;
+  double median = 0, p90 = 0;  // %, NaN without rows
 };
 
 struct ScalingReport {
   std::vector<ScalingRow> rows;
   std::vector<ScalingSummary> summaries;
   std::vector<std::string> skipped;  // multi-node rows without an anchor or a model, and why
+  PeerSpread one_node_peers;         // the same spread over the one-node rows, for reference
 
   const ScalingSummary& summary(const std::string& group) const;
 };
@@ -102,6 +121,17 @@ struct ScalingReport {
 /// `kinds` gives each row's catalog kind (empty where unknown).
 int choose_anchor(const std::vector<MlperfResult>& rows, const std::vector<std::string>& kinds, std::size_t target,
                   std::string& rule);
+
+/// The median published time (the lower middle one, then the earlier line) of the rows of other
+/// submitters than rows[target]'s with its benchmark, catalog kind, accelerator count and global
+/// batch; none where there is no such row or the target gives no batch or kind. Two systems of one
+/// configuration differ by their software, tuning, clocks and runs' convergence, which a model of
+/// the configuration knows only through an anchor on the system itself.
+std::optional<double> peer_minutes(const std::vector<MlperfResult>& rows, const std::vector<std::string>& kinds,
+                                   std::size_t target);
+
+/// The spread of peer_minutes over the rows on one node (`one_node`) or on several.
+PeerSpread peer_spread(const std::vector<MlperfResult>& rows, const std::vector<std::string>& kinds, bool one_node);
 
 /// The target's score, in minutes, at the software level that makes the model's step at the anchor
 /// its logged step (the anchor's training_step phase), each re-estimated at the layout its

@@ -47,6 +47,11 @@ output::Table rows_table(const calibration::ScalingReport& rep) {
       "the model's score at the software level that makes its step at the anchor the anchor's logged step (empty: "
       "its logs give none)");
   output::Column stepped_err = output::number_column("step_error", "1", "step_anchored / published - 1");
+  output::Column peer = output::number_column(
+      "peer_min", "min",
+      "not a prediction: the median published score of other submitters' systems of the same kind, N and global batch "
+      "(empty: none)");
+  output::Column peer_err = output::number_column("peer_error", "1", "peer / published - 1: the spread between submitters");
   output::Column sp_pub = output::number_column("published_speedup", "1", "anchor's published time / published time");
   output::Column sp_pred = output::number_column("predicted_speedup", "1", "model_anchor / model");
   for (const auto& r : rep.rows) {
@@ -80,6 +85,8 @@ output::Table rows_table(const calibration::ScalingReport& rep) {
     logged_err.values.push_back(r.error_at_logged_convergence());
     stepped.values.push_back(r.step_anchored_min.value_or(nan));
     stepped_err.values.push_back(r.step_error());
+    peer.values.push_back(r.peer_min.value_or(nan));
+    peer_err.values.push_back(r.peer_error());
     sp_pub.values.push_back(r.published_speedup());
     sp_pred.values.push_back(r.predicted_speedup());
   }
@@ -91,7 +98,7 @@ output::Table rows_table(const calibration::ScalingReport& rep) {
                output::text_column("release", "the software releases the row's framework names (empty: none)", release),
                output::text_column("anchor_release", "the same for the anchor", anchor_release),
                output::text_column("anchor_software", "same release, another release or release not stated", software), an, apub, model, amodel, pred, err,
-               curve, curve_err, perfect, perfect_err, logged, alogged, logged_err, stepped, stepped_err, sp_pub, sp_pred,
+               curve, curve_err, perfect, perfect_err, logged, alogged, logged_err, stepped, stepped_err, peer, peer_err, sp_pub, sp_pred,
                output::text_column("layout", "", layout),
                output::text_column("anchor_layout", "", anchor_layout)};
   return t;
@@ -121,6 +128,13 @@ output::Table summary_table(const calibration::ScalingReport& rep) {
   output::Column smmed = output::number_column("time_anchored_on_step_rows_median_ape_pct", "%",
                                                "scalepoint anchored on the anchor's published time, on the same rows");
   output::Column smp90 = output::number_column("time_anchored_on_step_rows_p90_ape_pct", "%", "");
+  output::Column prows = output::number_column(
+      "peer_rows", "count", "rows another submitter ran at the same kind, N and global batch", true);
+  output::Column pemed = output::number_column(
+      "peer_median_ape_pct", "%", "another submitter's published score at the configuration as the prediction: how far apart two systems of it are");
+  output::Column pep90 = output::number_column("peer_p90_ape_pct", "%", "");
+  output::Column pmmed = output::number_column("model_on_peer_rows_median_ape_pct", "%", "scalepoint on the same rows");
+  output::Column pmp90 = output::number_column("model_on_peer_rows_p90_ape_pct", "%", "");
   for (const auto& s : rep.summaries) {
     group.push_back(s.group);
     rows.values.push_back(s.rows);
@@ -141,10 +155,15 @@ output::Table summary_table(const calibration::ScalingReport& rep) {
     sp90.values.push_back(s.step_p90);
     smmed.values.push_back(s.step_model_median);
     smp90.values.push_back(s.step_model_p90);
+    prows.values.push_back(s.peer_rows);
+    pemed.values.push_back(s.peer_median);
+    pep90.values.push_back(s.peer_p90);
+    pmmed.values.push_back(s.peer_model_median);
+    pmp90.values.push_back(s.peer_model_p90);
   }
   output::Table t;
   t.columns = {output::text_column("group", "benchmark, scale, the anchor's submitter or release, or all", group), rows, med, p90, mx, cmed, cp90, pmed, pp90,
-               lrows, lmed, lp90, vmed, vp90, srows, smed, sp90, smmed, smp90};
+               lrows, lmed, lp90, vmed, vp90, srows, smed, sp90, smmed, smp90, prows, pemed, pep90, pmmed, pmp90};
   return t;
 }
 
@@ -216,6 +235,16 @@ int validate_scaling_command(const std::vector<calibration::MlperfResult>& rows,
     std::printf("  %-26s %4d  %14.1f %6.1f  %20.1f %6.1f\n", s.group.c_str(), s.step_rows, s.step_median, s.step_p90,
                 s.step_model_median, s.step_model_p90);
   }
+  std::printf("\n  another submitter's published time at the same kind, N and global batch taken as the prediction: how far\n"
+              "  apart two systems of one configuration are (software, tuning, clocks, runs), rows that have one:\n");
+  std::printf("  %-26s %4s  %21s  %27s\n", "", "rows", "peer med/p90", "scalepoint, same rows m/p90");
+  for (const auto& s : rep.summaries) {
+    if (s.peer_rows == 0) continue;
+    std::printf("  %-26s %4d  %14.1f %6.1f  %20.1f %6.1f\n", s.group.c_str(), s.peer_rows, s.peer_median, s.peer_p90,
+                s.peer_model_median, s.peer_model_p90);
+  }
+  std::printf("  %-26s %4d  %14.1f %6.1f\n", "(one-node rows)", rep.one_node_peers.rows, rep.one_node_peers.median,
+              rep.one_node_peers.p90);
   std::printf("\n");
   for (const auto& r : rep.rows) {
     const double logged = r.error_at_logged_convergence();

@@ -287,3 +287,71 @@ TEST(ScalingValidation, AStepAnchorAtTheModelsOwnStepChangesNothingAndALongerOne
 }
 
 }  // namespace sp::calibration
+
+namespace sp::calibration {
+
+TEST(ScalingValidation, APeerIsTheMedianOfOtherSubmittersAtTheSameKindSizeAndBatch) {
+  // Dell's 64 H100s at GBS 64 (5.0 min). Peers: NVIDIA's 4.5 and Oracle's 4.75 min (same kind, N
+  // and batch). Not peers: Dell's second 64-GPU system (same submitter), Lambda at GBS 128 (another
+  // batch), Azure's H200s (another kind), a 32-GPU row, a Llama row. The median of two is the lower
+  // one: 4.5 min, peer error 4.5 / 5.0 - 1 = -10 %. A third peer at 6.0 makes it 4.75 (-5 %).
+  std::vector<MlperfResult> rows = {row(2, "Dell", 8, 8, 5.0),    row(3, "NVIDIA", 8, 8, 4.5), row(4, "Oracle", 8, 8, 4.75),
+                                    row(5, "Dell", 8, 8, 5.05),   row(6, "Lambda", 8, 8, 4.0), row(7, "Azure", 8, 8, 3.0),
+                                    row(8, "Quanta", 8, 4, 9.0),  row(9, "Cisco", 8, 8, 4.0, "llama2_70b_lora")};
+  for (auto& r : rows) r.global_batch = 64;
+  rows[4].global_batch = 128;
+  std::vector<std::string> kinds(rows.size(), "H100-SXM5-80GB");
+  kinds[5] = "H200-SXM5-141GB";
+  ASSERT_TRUE(peer_minutes(rows, kinds, 0).has_value());
+  EXPECT_DOUBLE_EQ(*peer_minutes(rows, kinds, 0), 4.5);
+  ScalingRow s;
+  s.row = rows[0];
+  s.peer_min = peer_minutes(rows, kinds, 0);
+  EXPECT_NEAR(s.peer_error(), -0.10, 1e-12);
+  rows.push_back(row(10, "Lenovo", 8, 8, 6.0));
+  rows.back().global_batch = 64;
+  kinds.push_back("H100-SXM5-80GB");
+  EXPECT_DOUBLE_EQ(*peer_minutes(rows, kinds, 0), 4.75);
+  // None: Lambda's batch has no other submitter; a row without a batch or kind has none either.
+  EXPECT_FALSE(peer_minutes(rows, kinds, 4).has_value());
+  rows[0].global_batch.reset();
+  EXPECT_FALSE(peer_minutes(rows, kinds, 0).has_value());
+  rows[0].global_batch = 64;
+  kinds[0].clear();
+  EXPECT_FALSE(peer_minutes(rows, kinds, 0).has_value());
+}
+
+TEST(ScalingValidation, PeerSpreadAndItsSummaryCountOnlyRowsWithAPeer) {
+  // One node: A 10 and B 11 min at one configuration, C 20 alone at another batch. A's peer is
+  // B (+10 %), B's is A (10/11 - 1 = -9.09 %), C has none: 2 rows, median of {10, 9.09} = 9.545 %.
+  std::vector<MlperfResult> rows = {row(2, "A", 8, 1, 10.0), row(3, "B", 8, 1, 11.0), row(4, "C", 8, 1, 20.0)};
+  for (auto& r : rows) r.global_batch = 256;
+  rows[2].global_batch = 512;
+  const std::vector<std::string> kinds(rows.size(), "K");
+  const PeerSpread one = peer_spread(rows, kinds, true);
+  EXPECT_EQ(one.rows, 2);
+  EXPECT_NEAR(one.median, (10.0 + 100.0 / 11) / 2, 1e-9);
+  EXPECT_EQ(peer_spread(rows, kinds, false).rows, 0);
+  EXPECT_TRUE(std::isnan(peer_spread(rows, kinds, false).median));
+  // The summary: the model's error on the rows that have a peer beside the peer's. Row 1: model
+  // +20 %, peer -10 %; row 2: model +4 %, no peer. Peer rows 1, peer 10 %, model there 20 %.
+  ScalingRow a, b;
+  a.row = row(5, "D", 8, 8, 10.0);
+  a.anchor = b.anchor = row(1, "D", 8, 1, 70.0);
+  a.predicted_min = 12.0;
+  a.peer_min = 9.0;
+  b.row = row(6, "E", 8, 4, 20.0);
+  b.predicted_min = 20.8;
+  a.curve_min = a.perfect_min = 10.0;
+  b.curve_min = b.perfect_min = 20.0;
+  const std::vector<ScalingSummary> sums = summarise_scaling({a, b});
+  const ScalingSummary& all = sums.back();
+  ASSERT_EQ(all.group, "all");
+  EXPECT_EQ(all.rows, 2);
+  EXPECT_EQ(all.peer_rows, 1);
+  EXPECT_NEAR(all.peer_median, 10.0, 1e-9);
+  EXPECT_NEAR(all.peer_model_median, 20.0, 1e-9);
+  EXPECT_NEAR(all.median, 12.0, 1e-9);
+}
+
+}  // namespace sp::calibration
