@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sim/cli/commands.hpp"
+#include "sim/config/loader.hpp"
 #include "sim/core/error.hpp"
 #include "sim/output/manifest.hpp"
 #include "sim/output/plot.hpp"
@@ -98,9 +99,10 @@ int cluster_command(const ClusterOptions& o) {
   std::vector<config::Override> overrides;
   for (const auto& s : o.overrides) overrides.push_back(config::parse_override(s));
   const models::Catalog catalog(models::data_root() / "models");
-  const ClusterSpec spec = load_cluster(o.scenario, overrides, catalog);
+  const ClusterSpec spec = config::naming_overrides(overrides, [&] { return load_cluster(o.scenario, overrides, catalog); });
   Progress progress(static_cast<int>(spec.placements.size() * spec.sizes().size()), 0, o.quiet);
-  const ClusterResult res = run_cluster(spec, [&](int done, int) { progress.update(done); });
+  const ClusterResult res =
+      config::naming_overrides(overrides, [&] { return run_cluster(spec, [&](int done, int) { progress.update(done); }); });
   progress.finish(static_cast<int>(spec.placements.size() * spec.sizes().size()));
   const output::Table table = cluster_table(spec, res);
 

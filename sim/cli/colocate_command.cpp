@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/cli/commands.hpp"
+#include "sim/config/loader.hpp"
 #include "sim/config/csv.hpp"
 #include "sim/core/error.hpp"
 #include "sim/output/manifest.hpp"
@@ -167,10 +168,11 @@ int colocate_command(const ColocateOptions& o) {
   std::vector<config::Override> overrides;
   for (const auto& s : o.overrides) overrides.push_back(config::parse_override(s));
   const models::Catalog catalog(models::data_root() / "models");
-  const ColocationSpec spec = load_colocation(o.scenario, overrides, catalog);
+  const ColocationSpec spec = config::naming_overrides(overrides, [&] { return load_colocation(o.scenario, overrides, catalog); });
   // A point at K = 32 under MPS simulates millions of kernels: say how far it is.
   Progress progress(static_cast<int>(spec.jobs.size() * spec.strategies.size()), 0, o.quiet);
-  const std::vector<ColocationPoint> points = run_colocation(spec, [&](double done, int) { progress.update(done); });
+  const std::vector<ColocationPoint> points = config::naming_overrides(
+      overrides, [&] { return run_colocation(spec, [&](double done, int) { progress.update(done); }); });
   progress.finish(static_cast<int>(points.size()));
   const output::Table table = colocation_table(spec, points);
 

@@ -65,8 +65,8 @@ int run_command(const RunOptions& o) {
     overrides.push_back(config::Override{"anchor", yaml, "--anchor " + o.anchor});
   }
   const models::Catalog catalog(models::data_root() / "models");
-  const ScenarioSpec spec = load_scenario(o.scenario, overrides, catalog);
-  const std::vector<ScalingPoint> points = run_scenario(spec, o.timelines, true);
+  const ScenarioSpec spec = config::naming_overrides(overrides, [&] { return load_scenario(o.scenario, overrides, catalog); });
+  const std::vector<ScalingPoint> points = config::naming_overrides(overrides, [&] { return run_scenario(spec, o.timelines, true); });
   // The convergence table is measured only up to its largest batch; far beyond it the samples to
   // converge are a straight-line guess.
   std::int64_t largest = 0;

@@ -15,11 +15,9 @@
 
 namespace sp::config {
 
-namespace {
-
-// Where an override came from, for messages: its own option where the CLI made it from one
-// (--seed, --anchor), else the --set argument.
 std::string origin_of(const Override& o) { return o.text.rfind("--", 0) == 0 ? o.text : "--set " + o.text; }
+
+namespace {
 
 namespace fs = std::filesystem;
 constexpr int kMaxIncludeDepth = 16;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/config/config_node.hpp"
+#include "sim/core/error.hpp"
 
 namespace sp::config {
 
@@ -19,6 +20,28 @@ struct Override {
 
 /// Parses "key.path=value"; a missing '=' or empty key is an InputError located at "--set".
 Override parse_override(const std::string& argument);
+
+/// Where an override came from, for messages: its own option where the CLI made it from one
+/// (--seed, --anchor, --platform), else the --set argument.
+std::string origin_of(const Override& o);
+
+/// Runs `load` (reading and checking a document loaded with `overrides`); an InputError it throws
+/// at a file's line, not at an override, while overrides were in effect, names them in its hint:
+/// the line may be wrong only because of one (`--set platform.scale_out.nics_per_node=0` makes a
+/// scenario's multi-node `accelerators` entry impossible, and the error is raised there).
+template <class Load>
+auto naming_overrides(const std::vector<Override>& overrides, Load&& load) -> decltype(load()) {
+  try {
+    return load();
+  } catch (const InputError& e) {
+    const std::string& at = e.where().file;
+    if (overrides.empty() || at.empty() || at.rfind("--", 0) == 0) throw;
+    std::string in_effect;
+    for (const Override& o : overrides) in_effect += (in_effect.empty() ? "" : ", ") + origin_of(o);
+    throw InputError(e.where(), e.key(), e.message(),
+                     (e.hint().empty() ? "" : e.hint() + "; ") + "with " + in_effect + " in effect");
+  }
+}
 
 /// Loads `file` with includes resolved and `overrides` applied.
 ConfigNode load_file(const std::string& file, const std::vector<Override>& overrides = {});

@@ -51,6 +51,27 @@ TEST(Cli, BadOverrideAndMissingFileExitWithTwo) {
   EXPECT_EQ(run("frobnicate").status, 2);
 }
 
+TEST(Cli, AnErrorAtAScenarioLineNamesTheOverridesInEffect) {
+  // No scale-out NICs makes the scenario's 16-GPU entry impossible: the error is at the scenario's
+  // accelerators line, which is right only without the override, so the message names it (and
+  // the other override in effect); an error at an override itself names that override alone.
+  const fs::path out = fresh_dir("overrides");
+  RunResult r = run("run " + scenario("bert") + " -q --seed 4 --set platform.scale_out.nics_per_node=0 --out " + out.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("bert.yaml:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("has no scale-out NICs"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(with --set platform.scale_out.nics_per_node=0, --seed 4 in effect)"), std::string::npos) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  EXPECT_FALSE(fs::exists(out));
+  r = run("run " + scenario("bert") + " -q --seed 4 --set platform.scale_out.nics_per_node=-1 --out " + out.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_EQ(r.output.rfind("scalepoint: error: --set platform.scale_out.nics_per_node=-1: ", 0), 0u) << r.output;
+  EXPECT_EQ(r.output.find("in effect"), std::string::npos) << r.output;
+  // Without overrides, the same kind of error carries no such note.
+  r = run("run " + std::string(SP_TEST_DATA) + "/bad/no_unit.yaml --out " + out.string());
+  EXPECT_EQ(r.output.find("in effect"), std::string::npos) << r.output;
+}
+
 TEST(Cli, AbsurdButWellFormedInputNamesTheArgumentNotAnInternalError) {
   // Cases from issue 13: each once ended as "internal error" (exit 1) naming no input.
   const fs::path dir = fresh_dir("absurd");
