@@ -73,6 +73,7 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
     PreparedRow p;
     p.row = r;
     p.workload = *catalog.find_workload(r.benchmark);
+    p.workload.convergence = p.workload.convergence.at_round(r.round);
     const models::Accelerator a = *catalog.find_accelerator(r.accelerator);
     p.platform = sp.platform;  // the one predict_system chose (a named cluster's, or its kind's)
     p.gbs = sp.global_batch;

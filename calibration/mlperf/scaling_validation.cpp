@@ -38,7 +38,8 @@ int median_row(const std::vector<MlperfResult>& rows, std::vector<int> c) {
 }
 
 // What the score stands for at this batch: E[max(mean of the runs, RCP mean)] samples.
-double scored_samples(const models::Workload& w, std::int64_t gbs) {
+double scored_samples(models::Workload w, std::int64_t gbs, const std::string& round) {
+  w.convergence = w.convergence.at_round(round);
   return models::scored_convergence(w, gbs, w.runs_per_result).scored;
 }
 
@@ -299,14 +300,14 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
         for (std::size_t i = 0; i < rows.size(); ++i) {
           const MlperfResult& r = rows[i];
           if (r.benchmark != target.benchmark || r.system() == system || !r.time_to_train_min || !r.global_batch) continue;
-          points.push_back({kinds[i], scored_samples(w, *r.global_batch), static_cast<double>(*r.global_batch),
+          points.push_back({kinds[i], scored_samples(w, *r.global_batch, r.round), static_cast<double>(*r.global_batch),
                             static_cast<double>(r.accelerators), *r.time_to_train_min});
         }
         curves.emplace(target.benchmark, fit_throughput_curve(points));
       }
       const ThroughputCurve& curve = curves.at(target.benchmark);
       const auto point = [&](const MlperfResult& r, const SystemPrediction& p) {
-        return CurvePoint{p.kind, scored_samples(w, p.global_batch), static_cast<double>(p.global_batch),
+        return CurvePoint{p.kind, scored_samples(w, p.global_batch, r.round), static_cast<double>(p.global_batch),
                           static_cast<double>(r.accelerators), *r.time_to_train_min};
       };
       const CurvePoint ct = point(target, pt), ca = point(anchor, pa);

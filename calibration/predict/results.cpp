@@ -37,6 +37,10 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     if (t.has_column("org_folder")) r.org_folder = t.cell(i, "org_folder");
     if (t.has_column("system_folder")) r.system_folder = t.cell(i, "system_folder");
     if (t.has_column("platform")) r.platform = t.cell(i, "platform");
+    if (t.has_column("round")) {
+      r.round = t.cell(i, "round");
+      if (!r.round.empty() && !models::mlperf_round(r.round)) t.fail(i, "round", "'" + r.round + "' is not an MLPerf round: write MAJOR.MINOR, e.g. 4.1");
+    }
     const auto count = [&](const char* column) {
       const auto v = t.integer(i, column);
       // As everywhere in scalepoint, counts stop at 10^9 (an int, and no machine near it).

@@ -70,6 +70,9 @@ struct MlperfResult {
   // shipped for it (column `platform`); empty: the reference platform of its kind and node size.
   std::string platform;
   std::vector<PhaseObservation> phases;
+  // The MLPerf round it was submitted to ("4.1"; column `round`, may be empty): which round's RCPs
+  // its convergence is predicted from (models::ConvergenceTable::at_round).
+  std::string round;
 };
 
 /// Reads the columns scalepoint needs; the others stay in `table` for callers that carry them.

@@ -144,6 +144,7 @@ ConfiguredSystem configure(const MlperfResult& row, const SystemModelInputs& in)
   };
   std::optional<models::Workload> w = in.catalog.find_workload(row.benchmark);
   if (!w) return fail("error", "unknown benchmark '" + row.benchmark + "'");
+  w->convergence = w->convergence.at_round(row.round);
   std::optional<models::Accelerator> a = in.catalog.find_accelerator(row.accelerator);
   if (!a) {
     std::vector<std::string> kinds;
@@ -237,7 +238,7 @@ ConfiguredSystem configure(const MlperfResult& row, const SystemModelInputs& in)
 // Everything configure() reads of a row.
 std::string configuration_key(const MlperfResult& r) {
   const auto degree = [](const std::optional<int>& d) { return d ? std::to_string(*d) : "-"; };
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.benchmark, r.accelerator,
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.round, r.benchmark, r.accelerator,
                      r.accelerators_per_node, r.accelerators, r.platform, r.framework,
                      r.global_batch ? std::to_string(*r.global_batch) : "-", degree(r.tensor_parallel),
                      degree(r.context_parallel), degree(r.pipeline_parallel));

@@ -9,6 +9,37 @@
 
 namespace sp::models {
 
+std::optional<std::pair<int, int>> mlperf_round(const std::string& text) {
+  const std::size_t dot = text.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == text.size() || dot > 3 || text.size() - dot - 1 > 3) return std::nullopt;
+  const auto digits = [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
+      if (text[i] < '0' || text[i] > '9') return false;
+    }
+    return true;
+  };
+  if (!digits(0, dot) || !digits(dot + 1, text.size())) return std::nullopt;
+  return std::pair{std::stoi(text.substr(0, dot)), std::stoi(text.substr(dot + 1))};
+}
+
+ConvergenceTable ConvergenceTable::at_round(const std::string& wanted) const {
+  const auto r = mlperf_round(wanted);
+  const auto own = mlperf_round(round);
+  if (!r || !own || other_rounds.empty()) return *this;
+  // Every table by its round: the file's own and the others (keys checked when read).
+  std::vector<std::pair<std::pair<int, int>, const std::vector<ConvergencePoint>*>> tables{{*own, &points}};
+  for (const auto& [name, pts] : other_rounds) tables.emplace_back(*mlperf_round(name), &pts);
+  std::sort(tables.begin(), tables.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  auto chosen = tables.front();
+  for (const auto& t : tables) {
+    if (t.first <= *r) chosen = t;
+  }
+  ConvergenceTable out = *this;
+  out.points = *chosen.second;
+  out.round = fmt::format("{}.{}", chosen.first.first, chosen.first.second);
+  return out;
+}
+
 std::int64_t typical_global_batch(const Workload& w, int n, int dp) {
   const auto& t = w.typical_global_batch;
   double gbs;

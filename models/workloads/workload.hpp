@@ -143,7 +143,20 @@ struct ConvergencePoint {
 struct ConvergenceTable {
   enum class Unit { samples, epochs } unit = Unit::samples;
   std::vector<ConvergencePoint> points;  // ascending global batch
+  /// The MLPerf round whose RCPs `points` are ("4.1"); empty where the file does not say.
+  std::string round;
+  /// Other rounds' RCPs, by round ("5.0"): a round may re-run its reference at new
+  /// hyper-parameters (Stable Diffusion's 5.0 reference converges in 17 % fewer samples at 256).
+  std::map<std::string, std::vector<ConvergencePoint>> other_rounds;
+
+  /// The table in force for a result of `round` ("5.0", "4.1"; empty: this one): the points of
+  /// the latest round at or before it, or of the earliest round where it predates them all.
+  ConvergenceTable at_round(const std::string& round) const;
 };
+
+/// An MLPerf round as "MAJOR.MINOR" ("4.1", "5.0"): its two numbers, or nullopt where the text is
+/// not of that form. Rounds are compared by these numbers ("4.10" after "4.9").
+std::optional<std::pair<int, int>> mlperf_round(const std::string& text);
 
 // A workload by concern: what the network is, what the benchmark asks, how submitters lay it
 // out, what its implementation costs beyond the ops (the file's priors, which calibration
@@ -230,6 +243,8 @@ struct PredictionSpread {
 struct Workload : ModelDescription, BenchmarkRules, SubmitterRecipes, ImplementationCosts, PredictionSpread {};
 
 Workload parse_workload(const config::ConfigNode& node);
+/// A workload's `convergence:` block: unit, the RCP points, their round and other rounds'.
+ConvergenceTable parse_convergence(const config::ConfigNode& node);
 
 /// `s` with the layer's parameters and training flags: what expand() needs of the layer.
 Shard shard_for(const LayerGroup& layer, Shard s);

@@ -123,19 +123,9 @@ EvaluationRule parse_evaluation(const config::ConfigNode& n, EvaluationCosts& co
   return e;
 }
 
-ConvergenceTable parse_convergence(const config::ConfigNode& n) {
-  n.expect_only({"unit", "points"});
-  ConvergenceTable t;
-  const config::ConfigNode unit = n.at("unit");
-  const std::string u = unit.as_string();
-  if (u == "samples") {
-    t.unit = ConvergenceTable::Unit::samples;
-  } else if (u == "epochs") {
-    t.unit = ConvergenceTable::Unit::epochs;
-  } else {
-    unit.fail("unknown unit '" + u + "'", "valid: samples, epochs");
-  }
-  for (const auto& p : n.at("points").elements()) {
+std::vector<ConvergencePoint> parse_convergence_points(const config::ConfigNode& points) {
+  std::vector<ConvergencePoint> out;
+  for (const auto& p : points.elements()) {
     p.expect_only({"global_batch", "mean", "stdev", "runs", "pruned"});
     ConvergencePoint c;
     c.global_batch = p.at("global_batch").as_positive_int();
@@ -146,16 +136,52 @@ ConvergenceTable parse_convergence(const config::ConfigNode& n) {
     if (runs > 1'000'000) p.at("runs").fail("at most 1000000 runs");
     c.runs = static_cast<int>(runs);
     c.pruned = p.at("pruned").as_bool();
-    if (!t.points.empty() && c.global_batch <= t.points.back().global_batch) {
+    if (!out.empty() && c.global_batch <= out.back().global_batch) {
       p.at("global_batch").fail("points must be in ascending global_batch order");
     }
-    t.points.push_back(c);
+    out.push_back(c);
   }
   bool any_pruned = false;
-  for (const auto& c : t.points) any_pruned = any_pruned || c.pruned;
-  if (!any_pruned) n.at("points").fail("needs at least one point with pruned: true");
+  for (const auto& c : out) any_pruned = any_pruned || c.pruned;
+  if (!any_pruned) points.fail("needs at least one point with pruned: true");
+  return out;
+}
+
+}  // namespace
+
+ConvergenceTable parse_convergence(const config::ConfigNode& n) {
+  n.expect_only({"unit", "points", "round", "rounds"});
+  ConvergenceTable t;
+  const config::ConfigNode unit = n.at("unit");
+  const std::string u = unit.as_string();
+  if (u == "samples") {
+    t.unit = ConvergenceTable::Unit::samples;
+  } else if (u == "epochs") {
+    t.unit = ConvergenceTable::Unit::epochs;
+  } else {
+    unit.fail("unknown unit '" + u + "'", "valid: samples, epochs");
+  }
+  t.points = parse_convergence_points(n.at("points"));
+  const auto round_of = [](const config::ConfigNode& where, const std::string& text) {
+    if (!mlperf_round(text)) where.fail("'" + text + "' is not an MLPerf round", "write MAJOR.MINOR, e.g. \"4.1\"");
+    return text;
+  };
+  if (auto r = n.find("round")) t.round = round_of(*r, r->as_string());
+  if (auto rounds = n.find("rounds")) {
+    if (t.round.empty()) rounds->fail("needs the round of `points` beside it (round: \"4.1\")");
+    for (const auto& [name, points] : rounds->entries()) {
+      round_of(points, name);
+      if (*mlperf_round(name) == *mlperf_round(t.round)) points.fail("round " + name + " is the round of `points`");
+      for (const auto& [other, unused] : t.other_rounds) {
+        if (*mlperf_round(other) == *mlperf_round(name)) points.fail("round " + name + " is given twice");
+      }
+      t.other_rounds.emplace(name, parse_convergence_points(points));
+    }
+  }
   return t;
 }
+
+namespace {
 
 // The `compute:` block: what the implementation costs beyond its ops, the fit's priors with
 // their plausible ranges (the evaluation's costs are read with its rule).

@@ -104,7 +104,7 @@ ScenarioSpec load_scenario(const std::string& file, const std::vector<config::Ov
   const config::ConfigNode root = config::load_file(file, overrides);
   if (!root.is_map()) root.fail("a scenario must be a mapping of keys such as name, workload, platform");
   root.expect_only({"name", "description", "seed", "workload", "platform", "accelerators", "batch", "fidelity",
-                    "parallelism", "samples", "calibration", "launch", "anchor", "reliability"});
+                    "parallelism", "samples", "calibration", "launch", "anchor", "reliability", "rcp_round"});
   ScenarioSpec s = scenario_from_node(root, root.at("platform"), file, catalog);
   s.file_sha256 = sha256_hex(config::read_text_file(file));
   s.resolved_yaml = root.dump();
@@ -126,6 +126,13 @@ ScenarioSpec scenario_from_node(const config::ConfigNode& root, const config::Co
   s.workload = catalog.workload(root.at("workload"));
   // How the training code launches its kernels, where it differs from the workload file's.
   if (auto l = root.find("launch")) s.workload.dispatch_per_kernel = models::parse_launch(*l);
+  // The MLPerf round whose reference convergence the run is to meet (its RCPs), where not the
+  // workload file's own.
+  if (auto r = root.find("rcp_round")) {
+    const std::string round = r->as_string();
+    if (!models::mlperf_round(round)) r->fail("'" + round + "' is not an MLPerf round", "write MAJOR.MINOR, e.g. \"5.0\"");
+    s.workload.convergence = s.workload.convergence.at_round(round);
+  }
   s.platform = models::parse_platform(platform, catalog);
   if (auto r = platform.find("reliability")) s.reliability = models::parse_reliability(*r, s.reliability);
   if (auto r = root.find("reliability")) s.reliability = models::parse_reliability(*r, s.reliability);

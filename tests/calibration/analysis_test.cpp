@@ -39,9 +39,9 @@ TEST(Analysis, EPrimeByHand) {
   // Reference: 2 accelerators in 100 min (the slower of the two 2-accelerator systems). A system
   // of 8 in 30 min: speedup 100/30 = 3.33, E' = 3.33 / (8/2) = 0.833.
   std::vector<MlperfResult> r(3);
-  r[0] = {0, 2, "toy", "a", "fast2", "X", "", 2, 1, 2, 80.0, 64, {}, false, {}, {}, {}, {}, {}, {}, {}};
-  r[1] = {1, 3, "toy", "b", "slow2", "X", "", 2, 1, 2, 100.0, 64, {}, false, {}, {}, {}, {}, {}, {}, {}};
-  r[2] = {2, 4, "toy", "c", "eight", "X", "", 8, 1, 8, 30.0, 256, {}, false, {}, {}, {}, {}, {}, {}, {}};
+  r[0] = {0, 2, "toy", "a", "fast2", "X", "", 2, 1, 2, 80.0, 64, {}, false, {}, {}, {}, {}, {}, {}, {}, {}};
+  r[1] = {1, 3, "toy", "b", "slow2", "X", "", 2, 1, 2, 100.0, 64, {}, false, {}, {}, {}, {}, {}, {}, {}, {}};
+  r[2] = {2, 4, "toy", "c", "eight", "X", "", 8, 1, 8, 30.0, 256, {}, false, {}, {}, {}, {}, {}, {}, {}, {}};
   const auto a = analyze_efficiency(r, 1, 1);
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(a[0].reference.system_name, "slow2");

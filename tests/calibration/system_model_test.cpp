@@ -254,3 +254,51 @@ TEST(SystemModel, ABatchNoLayoutSplitsSaysWhy) {
 }
 
 }  // namespace sp::calibration
+
+namespace sp::calibration {
+
+TEST(SystemModel, ARowIsPredictedWithItsRoundsRcps) {
+  // Stable Diffusion on 8 H100s at GBS 256: v5.0's reference converges at 1,706,666.67 samples
+  // there, v4.1's at 2,048,000, and the expected score follows; rows of one configuration and
+  // another round do not share a cached configuration. A row of an unknown round (or none) is
+  // v4.1's, the file's own.
+  const PlatformCatalog platforms(catalog());
+  PredictionCache cache;
+  const SystemModelInputs in{catalog(), platforms, models::Calibration{}, 0, 1};
+  MlperfResult row = system_row("stable_diffusion", "NVIDIA H100-SXM5-80GB", 8, 8);
+  row.global_batch = 256;
+  row.round = "4.1";
+  const SystemPrediction v41 = predict_system(row, in, &cache);
+  row.round = "5.0";
+  const SystemPrediction v50 = predict_system(row, in, &cache);
+  row.round.clear();
+  const SystemPrediction unsaid = predict_system(row, in, &cache);
+  ASSERT_EQ(v41.status, "ok");
+  ASSERT_EQ(v50.status, "ok");
+  // The estimate's mean is of the runs as the checkpoints every 512,000 images observe them,
+  // within 0.1 % of the reference's mean here.
+  EXPECT_NEAR(v41.estimate.convergence.mean_samples / 2048000.0, 1.0, 1e-3);
+  EXPECT_NEAR(v50.estimate.convergence.mean_samples / 1706666.6667, 1.0, 1e-3);
+  EXPECT_EQ(unsaid.estimate.convergence.mean_samples, v41.estimate.convergence.mean_samples);
+  EXPECT_LT(to_seconds(v50.estimate.time_to_train), 0.9 * to_seconds(v41.estimate.time_to_train));
+  // The step is the same: only the samples to converge differ.
+  EXPECT_EQ(v50.estimate.step.step, v41.estimate.step.step);
+}
+
+TEST(SystemModel, AResultsRoundMustBeARound) {
+  const std::string head = "round,benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size\n";
+  const auto read = [&](const std::string& round) {
+    return read_mlperf_results(config::CsvTable(head + round + ",bert,H100-SXM5-80GB,8,1,8,768\n", "rows.csv"));
+  };
+  EXPECT_EQ(read("5.0").front().round, "5.0");
+  EXPECT_EQ(read("").front().round, "");
+  try {
+    (void)read("v5");
+    ADD_FAILURE() << "accepted round v5";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rows.csv:2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'v5' is not an MLPerf round"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace sp::calibration

@@ -170,3 +170,73 @@ TEST(RcpNormalisation, TheScoreIsTheRunTimeScaledAndEnergyKeepsTheRunTime) {
 }
 
 }  // namespace sp::models
+
+namespace sp::models {
+
+TEST(ConvergenceRounds, ARoundIsTwoNumbersComparedAsNumbers) {
+  EXPECT_EQ(mlperf_round("4.1"), (std::pair{4, 1}));
+  EXPECT_EQ(mlperf_round("5.0"), (std::pair{5, 0}));
+  EXPECT_LT(*mlperf_round("4.9"), *mlperf_round("4.10"));  // not as text
+  for (const char* bad : {"", "4", ".1", "4.", "a.b", "4.1.2", "v4.1", "4.1 ", "-4.1", "12345.1"}) {
+    EXPECT_FALSE(mlperf_round(bad).has_value()) << bad;
+  }
+}
+
+TEST(ConvergenceRounds, AResultGetsItsRoundsTableOrTheLatestBeforeIt) {
+  // Stable Diffusion's file: its own points are v4.1's, with 4.0's and 5.0's beside them.
+  const ConvergenceTable t = testing::shipped_workload("stable_diffusion").convergence;
+  ASSERT_EQ(t.round, "4.1");
+  const auto first_mean = [&](const std::string& round) { return t.at_round(round).points.front().mean; };
+  EXPECT_DOUBLE_EQ(first_mean("4.1"), 2048000.0);     // its own: 256 at 2,048,000
+  EXPECT_DOUBLE_EQ(first_mean("5.0"), 1706666.6667);  // 5.0's re-run reference at 256
+  EXPECT_DOUBLE_EQ(first_mean("5.1"), 1706666.6667);  // no 5.1 table: the latest before it
+  EXPECT_DOUBLE_EQ(first_mean("4.0"), 2561280.0);     // 4.0's starts at 384
+  EXPECT_DOUBLE_EQ(first_mean("3.1"), 2561280.0);     // before every table: the earliest
+  EXPECT_DOUBLE_EQ(first_mean(""), 2048000.0);        // not said: the file's own
+  EXPECT_DOUBLE_EQ(first_mean("next"), 2048000.0);
+  EXPECT_EQ(t.at_round("5.1").round, "5.0");
+  // A workload with one round answers every round with it (BERT's 4.0, 4.1 and 5.0 RCPs agree).
+  const ConvergenceTable bert = testing::shipped_workload("bert").convergence;
+  EXPECT_EQ(bert.at_round("5.0").points.size(), bert.points.size());
+  EXPECT_EQ(bert.at_round("5.0").round, "4.1");
+}
+
+TEST(ConvergenceRounds, TheRcpCheckerInterpolatesAmongItsRoundsPrunedPoints) {
+  // v5.0 keeps 256 (1,706,666.67) and 2,048 (4,002,909.09) only, so 512 interpolates between
+  // them: 1,706,666.67 + (4,002,909.09 - 1,706,666.67) x 256 / 1,792 = 2,034,701.30, not its own
+  // record (2,104,888.89, not pruned). v4.1 interpolates 256 and 1,024: 2,311,757.58.
+  Workload sd = testing::shipped_workload("stable_diffusion");
+  sd.convergence = sd.convergence.at_round("5.0");
+  const double expected = 1706666.6667 + (4002909.0909 - 1706666.6667) * 256.0 / 1792.0;
+  EXPECT_NEAR(expected, 2034701.30, 0.01);
+  EXPECT_NEAR(samples_to_converge(sd, 512).mean_samples, expected, 1e-6);
+  EXPECT_EQ(samples_to_converge(sd, 512).method, "interpolated");
+  EXPECT_NEAR(samples_to_converge(testing::shipped_workload("stable_diffusion"), 512).mean_samples, 2311757.576, 1e-3);
+}
+
+TEST(ConvergenceRounds, RoundsAreCheckedWhereTheyAreWritten) {
+  const std::string head = "unit: samples\npoints:\n  - {global_batch: 8, mean: 10, stdev: 1, runs: 3, pruned: true}\n";
+  const auto parse = [&](const std::string& more) { return parse_convergence(config::load_string(head + more, "w.yaml")); };
+  const ConvergenceTable ok = parse("round: \"4.1\"\nrounds:\n  \"5.0\":\n    - {global_batch: 8, mean: 8, stdev: 1, runs: 3, pruned: true}\n");
+  EXPECT_DOUBLE_EQ(ok.at_round("5.0").points.front().mean, 8.0);
+  const auto refused = [&](const std::string& more, const std::string& says) {
+    try {
+      (void)parse(more);
+      ADD_FAILURE() << "accepted: " << more;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("w.yaml:"), std::string::npos) << e.what();
+    }
+  };
+  refused("round: v4.1\n", "'v4.1' is not an MLPerf round");
+  refused("rounds:\n  \"5.0\":\n    - {global_batch: 8, mean: 8, stdev: 1, runs: 3, pruned: true}\n", "needs the round of `points`");
+  refused("round: \"4.1\"\nrounds:\n  \"4.10\":\n    - {global_batch: 8, mean: 8, stdev: 1, runs: 3, pruned: false}\n",
+          "needs at least one point with pruned: true");
+  refused("round: \"4.1\"\nrounds:\n  \"4.1\":\n    - {global_batch: 8, mean: 8, stdev: 1, runs: 3, pruned: true}\n",
+          "round 4.1 is the round of `points`");
+  refused("round: \"4.1\"\nrounds:\n  \"5.0\":\n    - {global_batch: 8, mean: 8, stdev: 1, runs: 3, pruned: true}\n"
+          "  \"05.0\":\n    - {global_batch: 8, mean: 8, stdev: 1, runs: 3, pruned: true}\n",
+          "round 05.0 is given twice");
+}
+
+}  // namespace sp::models

@@ -37,7 +37,7 @@ TEST(BadScenario, EachGivesOneClearLocatedMessage) {
   const std::vector<BadCase> cases = {
       {"unknown_key.yaml", {},
        ":11:1: acelerators: unknown key (did you mean 'accelerators'? valid keys: name, description, seed, "
-       "workload, platform, accelerators, batch, fidelity, parallelism, samples, calibration, launch, anchor, reliability)"},
+       "workload, platform, accelerators, batch, fidelity, parallelism, samples, calibration, launch, anchor, reliability, rcp_round)"},
       {"no_unit.yaml", {},
        ":8:16: platform.scale_up.bandwidth: \"450\" has no unit (expected a bandwidth such as \"450 GB/s\" "
        "or \"400 Gb/s\")"},
@@ -175,6 +175,22 @@ TEST(GoodScenario, CalibrationFileIsFoundBesideTheScenario) {
                 .find("params_unknown_workload.yaml:3:9: workloads.bret: no workload in models/workloads is named 'bret'"),
             std::string::npos)
       << message_of({"good.yaml", {"calibration=params_unknown_workload.yaml"}});
+}
+
+TEST(GoodScenario, RcpRoundPicksThatRoundsReferenceConvergence) {
+  // Stable Diffusion at rcp_round 5.0 meets v5.0's reference (1,706,666.67 samples at GBS 256,
+  // 2,048,000 in v4.1's); BERT's rounds agree, so its table is the file's whatever the round. A
+  // round that is not MAJOR.MINOR is an error at the key.
+  const auto load = [](const char* workload, const char* round) {
+    std::vector<config::Override> o{config::parse_override(std::string("workload=") + workload)};
+    if (*round) o.push_back(config::parse_override(std::string("rcp_round=") + round));
+    return load_scenario(bad("good.yaml"), o, catalog());
+  };
+  EXPECT_DOUBLE_EQ(load("stable_diffusion", "5.0").workload.convergence.points.front().mean, 1706666.6667);
+  EXPECT_EQ(load("stable_diffusion", "5.0").workload.convergence.round, "5.0");
+  EXPECT_DOUBLE_EQ(load("stable_diffusion", "").workload.convergence.points.front().mean, 2048000.0);
+  EXPECT_EQ(load("bert", "5.0").workload.convergence.points.size(), load("bert", "").workload.convergence.points.size());
+  EXPECT_EQ(message_of({"good.yaml", {"rcp_round=5"}}), "--set rcp_round=5: rcp_round: '5' is not an MLPerf round (write MAJOR.MINOR, e.g. \"5.0\")");
 }
 
 }  // namespace sp
