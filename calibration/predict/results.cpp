@@ -38,8 +38,14 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     if (t.has_column("system_folder")) r.system_folder = t.cell(i, "system_folder");
     if (t.has_column("platform")) r.platform = t.cell(i, "platform");
     if (t.has_column("round")) {
+      // It picks the reference convergence only: a round not written as one ("Training 5.0") is
+      // said and predicted with the workload file's table, not a reason to refuse the row.
       r.round = t.cell(i, "round");
-      if (!r.round.empty() && !models::mlperf_round(r.round)) t.fail(i, "round", "'" + r.round + "' is not an MLPerf round: write MAJOR.MINOR, e.g. 4.1");
+      if (!r.round.empty() && !models::mlperf_round(r.round)) {
+        warn({t.file(), t.line(i), 0}, "round",
+             "'" + r.round + "' is not an MLPerf round (MAJOR.MINOR, e.g. 4.1): the workload file's reference convergence is used");
+        r.round.clear();
+      }
     }
     const auto count = [&](const char* column) {
       const auto v = t.integer(i, column);

@@ -9,7 +9,13 @@
 
 namespace sp::models {
 
-std::optional<std::pair<int, int>> mlperf_round(const std::string& text) {
+std::optional<std::pair<int, int>> mlperf_round(const std::string& written) {
+  // As MLPerf writes it too: "v5.0", and the RCP rulesets' "5.0.0".
+  std::string text = written;
+  if (!text.empty() && (text.front() == 'v' || text.front() == 'V')) text.erase(0, 1);
+  if (text.size() > 2 && text.compare(text.size() - 2, 2, ".0") == 0 && std::count(text.begin(), text.end(), '.') == 2) {
+    text.resize(text.size() - 2);
+  }
   const std::size_t dot = text.find('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 == text.size() || dot > 3 || text.size() - dot - 1 > 3) return std::nullopt;
   const auto digits = [&](std::size_t from, std::size_t to) {

@@ -154,8 +154,9 @@ struct ConvergenceTable {
   ConvergenceTable at_round(const std::string& round) const;
 };
 
-/// An MLPerf round as "MAJOR.MINOR" ("4.1", "5.0"): its two numbers, or nullopt where the text is
-/// not of that form. Rounds are compared by these numbers ("4.10" after "4.9").
+/// An MLPerf round as "MAJOR.MINOR" ("4.1", "5.0"; also "v5.0" and the RCP ruleset's "5.0.0"):
+/// its two numbers, or nullopt where the text is not of that form. Rounds are compared by these
+/// numbers ("4.10" after "4.9").
 std::optional<std::pair<int, int>> mlperf_round(const std::string& text);
 
 // A workload by concern: what the network is, what the benchmark asks, how submitters lay it

@@ -177,7 +177,9 @@ TEST(ConvergenceRounds, ARoundIsTwoNumbersComparedAsNumbers) {
   EXPECT_EQ(mlperf_round("4.1"), (std::pair{4, 1}));
   EXPECT_EQ(mlperf_round("5.0"), (std::pair{5, 0}));
   EXPECT_LT(*mlperf_round("4.9"), *mlperf_round("4.10"));  // not as text
-  for (const char* bad : {"", "4", ".1", "4.", "a.b", "4.1.2", "v4.1", "4.1 ", "-4.1", "12345.1"}) {
+  EXPECT_EQ(mlperf_round("v5.0"), (std::pair{5, 0}));     // as MLPerf names rounds
+  EXPECT_EQ(mlperf_round("5.0.0"), (std::pair{5, 0}));    // as the RCP rulesets do
+  for (const char* bad : {"", "4", ".1", "4.", "a.b", "4.1.2", "vv4.1", "4.1 ", "-4.1", "12345.1", "Training 5.0"}) {
     EXPECT_FALSE(mlperf_round(bad).has_value()) << bad;
   }
 }
@@ -228,7 +230,7 @@ TEST(ConvergenceRounds, RoundsAreCheckedWhereTheyAreWritten) {
       EXPECT_NE(std::string(e.what()).find("w.yaml:"), std::string::npos) << e.what();
     }
   };
-  refused("round: v4.1\n", "'v4.1' is not an MLPerf round");
+  refused("round: r4.1\n", "'r4.1' is not an MLPerf round");
   refused("rounds:\n  \"5.0\":\n    - {global_batch: 8, mean: 8, stdev: 1, runs: 3, pruned: true}\n", "needs the round of `points`");
   refused("round: \"4.1\"\nrounds:\n  \"4.10\":\n    - {global_batch: 8, mean: 8, stdev: 1, runs: 3, pruned: false}\n",
           "needs at least one point with pruned: true");
