@@ -53,7 +53,8 @@ std::optional<double> peer_minutes(const std::vector<MlperfResult>& rows, const 
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const MlperfResult& r = rows[i];
     if (r.submitter == t.submitter || kinds[i] != kinds[target] || r.benchmark != t.benchmark ||
-        r.accelerators != t.accelerators || r.global_batch != t.global_batch || !r.time_to_train_min) {
+        r.accelerators != t.accelerators || r.global_batch != t.global_batch || !r.time_to_train_min ||
+        models::mlperf_round(r.round) != models::mlperf_round(t.round) || r.repeats_an_earlier_row(rows, i)) {
       continue;
     }
     peers.push_back(static_cast<int>(i));
@@ -65,7 +66,7 @@ std::optional<double> peer_minutes(const std::vector<MlperfResult>& rows, const 
 PeerSpread peer_spread(const std::vector<MlperfResult>& rows, const std::vector<std::string>& kinds, bool on_one_node) {
   std::vector<double> errors;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (one_node(rows[i]) != on_one_node || !rows[i].time_to_train_min) continue;
+    if (one_node(rows[i]) != on_one_node || !rows[i].time_to_train_min || rows[i].repeats_an_earlier_row(rows, i)) continue;
     if (const std::optional<double> p = peer_minutes(rows, kinds, i)) errors.push_back(100 * std::abs(*p / *rows[i].time_to_train_min - 1));
   }
   PeerSpread s;
@@ -246,6 +247,11 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const MlperfResult& r = rows[i];
     if (one_node(r) || !r.time_to_train_min) continue;
+    if (r.repeats_an_earlier_row(rows, i)) {
+      rep.skipped.push_back(fmt::format("line {}: {} {} {}: the same runs as an earlier row ({})", r.line, r.benchmark,
+                                        r.submitter, r.system_name, r.same_logs_as));
+      continue;
+    }
     std::string rule;
     const int a = choose_anchor(rows, kinds, i, rule);
     if (a < 0) {

@@ -23,6 +23,21 @@ std::string time_to_train_problem(double minutes) {
   return "";
 }
 
+bool MlperfResult::repeats_an_earlier_row(const std::vector<MlperfResult>& rows, std::size_t self) const {
+  const std::size_t colon = same_logs_as.find(':');
+  if (colon == std::string::npos) return false;
+  const auto round_of_logs = models::mlperf_round(same_logs_as.substr(0, colon));
+  const std::string folder = same_logs_as.substr(colon + 1);
+  for (std::size_t j = 0; j < self && j < rows.size(); ++j) {
+    const MlperfResult& r = rows[j];
+    if (r.benchmark == benchmark && round_of_logs && models::mlperf_round(r.round) == round_of_logs && !r.org_folder.empty() &&
+        folder == r.org_folder + "/" + r.system_folder) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
   std::vector<MlperfResult> out;
   for (std::size_t i = 0; i < t.rows(); ++i) {
@@ -37,6 +52,7 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     if (t.has_column("org_folder")) r.org_folder = t.cell(i, "org_folder");
     if (t.has_column("system_folder")) r.system_folder = t.cell(i, "system_folder");
     if (t.has_column("platform")) r.platform = t.cell(i, "platform");
+    if (t.has_column("same_logs_as")) r.same_logs_as = t.cell(i, "same_logs_as");
     if (t.has_column("round")) {
       // It picks the reference convergence only: a round not written as one ("Training 5.0") is
       // said and predicted with the workload file's table, not a reason to refuse the row.

@@ -73,6 +73,14 @@ struct MlperfResult {
   // The MLPerf round it was submitted to ("4.1"; column `round`, may be empty): which round's RCPs
   // its convergence is predicted from (models::ConvergenceTable::at_round).
   std::string round;
+  // "ROUND:ORG/SYSTEM_FOLDER" of a submission whose logs this result reuses (column same_logs_as;
+  // empty: its own): v4.1 resubmitted v4.0 runs, and Dell filed one set of runs twice, once for
+  // MLPerf Power.
+  std::string same_logs_as;
+
+  /// Whether an earlier row of `rows` (by position) is the very submission whose logs this one
+  /// reuses, in the same round and benchmark: the same runs counted a second time.
+  bool repeats_an_earlier_row(const std::vector<MlperfResult>& rows, std::size_t self) const;
 };
 
 /// Reads the columns scalepoint needs; the others stay in `table` for callers that carry them.

@@ -40,9 +40,16 @@ ConvergenceTable ConvergenceTable::at_round(const std::string& wanted) const {
   for (const auto& t : tables) {
     if (t.first <= *r) chosen = t;
   }
-  ConvergenceTable out = *this;
+  // The chosen round's points, the others (this table's own among them) beside them, so that
+  // the result can be asked for any round again.
+  ConvergenceTable out;
+  out.unit = unit;
   out.points = *chosen.second;
-  out.round = fmt::format("{}.{}", chosen.first.first, chosen.first.second);
+  out.round = chosen.second == &points ? round : fmt::format("{}.{}", chosen.first.first, chosen.first.second);
+  for (const auto& [name, pts] : other_rounds) {
+    if (&pts != chosen.second) out.other_rounds.emplace(name, pts);
+  }
+  if (chosen.second != &points) out.other_rounds.emplace(round, points);
   return out;
 }
 

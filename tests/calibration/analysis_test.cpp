@@ -38,10 +38,24 @@ TEST(Analysis, TableOneOnV41) {
 TEST(Analysis, EPrimeByHand) {
   // Reference: 2 accelerators in 100 min (the slower of the two 2-accelerator systems). A system
   // of 8 in 30 min: speedup 100/30 = 3.33, E' = 3.33 / (8/2) = 0.833.
-  std::vector<MlperfResult> r(3);
-  r[0] = {0, 2, "toy", "a", "fast2", "X", "", 2, 1, 2, 80.0, 64, {}, false, {}, {}, {}, {}, {}, {}, {}, {}};
-  r[1] = {1, 3, "toy", "b", "slow2", "X", "", 2, 1, 2, 100.0, 64, {}, false, {}, {}, {}, {}, {}, {}, {}, {}};
-  r[2] = {2, 4, "toy", "c", "eight", "X", "", 8, 1, 8, 30.0, 256, {}, false, {}, {}, {}, {}, {}, {}, {}, {}};
+  // Named fields: a row type that grows a column keeps these rows as they are.
+  const auto system = [](std::size_t row, const char* submitter, const char* name, int n, double minutes, std::int64_t gbs) {
+    MlperfResult m;
+    m.row = row;
+    m.line = static_cast<int>(row) + 2;
+    m.benchmark = "toy";
+    m.submitter = submitter;
+    m.system_name = name;
+    m.accelerator = "X";
+    m.accelerators_per_node = n;
+    m.nodes = 1;
+    m.accelerators = n;
+    m.time_to_train_min = minutes;
+    m.global_batch = gbs;
+    return m;
+  };
+  const std::vector<MlperfResult> r = {system(0, "a", "fast2", 2, 80.0, 64), system(1, "b", "slow2", 2, 100.0, 64),
+                                       system(2, "c", "eight", 8, 30.0, 256)};
   const auto a = analyze_efficiency(r, 1, 1);
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(a[0].reference.system_name, "slow2");

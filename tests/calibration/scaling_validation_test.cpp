@@ -312,6 +312,24 @@ TEST(ScalingValidation, APeerIsTheMedianOfOtherSubmittersAtTheSameKindSizeAndBat
   rows.back().global_batch = 64;
   kinds.push_back("H100-SXM5-80GB");
   EXPECT_DOUBLE_EQ(*peer_minutes(rows, kinds, 0), 4.75);
+  // Not peers either: a row of another round (other reference convergence and software), and
+  // a row repeating an earlier one's runs (Dell filed one set of runs twice, once for Power).
+  rows.push_back(row(11, "Gigabyte", 8, 8, 3.0));
+  rows.back().global_batch = 64;
+  rows.back().round = "5.0";
+  kinds.push_back("H100-SXM5-80GB");
+  rows.push_back(row(12, "Lenovo", 8, 8, 6.0));
+  rows.back().global_batch = 64;
+  rows.back().org_folder = "Lenovo";
+  rows.back().system_folder = "power";
+  rows.back().same_logs_as = ":Lenovo/" + rows[8].system_folder;  // no round: read as no repeat
+  kinds.push_back("H100-SXM5-80GB");
+  for (auto& r : rows) r.round = r.round.empty() ? "4.1" : r.round;
+  rows[8].org_folder = "Lenovo";
+  rows[8].system_folder = "perf";
+  rows.back().same_logs_as = "4.1:Lenovo/perf";
+  EXPECT_TRUE(rows.back().repeats_an_earlier_row(rows, rows.size() - 1));
+  EXPECT_DOUBLE_EQ(*peer_minutes(rows, kinds, 0), 4.75);  // still NVIDIA, Oracle and Lenovo once
   // None: Lambda's batch has no other submitter; a row without a batch or kind has none either.
   EXPECT_FALSE(peer_minutes(rows, kinds, 4).has_value());
   rows[0].global_batch.reset();
@@ -319,6 +337,29 @@ TEST(ScalingValidation, APeerIsTheMedianOfOtherSubmittersAtTheSameKindSizeAndBat
   rows[0].global_batch = 64;
   kinds[0].clear();
   EXPECT_FALSE(peer_minutes(rows, kinds, 0).has_value());
+}
+
+TEST(ScalingValidation, ARowRepeatingAnEarlierRowsRunsIsTold) {
+  // Dell's 64 H100s on Llama were filed twice (lines 36 and 37 of results_v4.1.csv), each naming
+  // the other's folder in same_logs_as: the second repeats the first, the first repeats nothing
+  // earlier. A reuse of another round's logs (v4.1 rows resubmitting v4.0 runs) repeats no row of
+  // this round; a round written "v4.1" is the round 4.1.
+  std::vector<MlperfResult> rows = {row(36, "Dell", 8, 8, 5.05, "llama2_70b_lora"), row(37, "Dell", 8, 8, 5.05, "llama2_70b_lora"),
+                                    row(38, "NVIDIA", 8, 1, 5.47)};
+  for (auto& r : rows) r.round = "4.1";
+  rows[0].org_folder = rows[1].org_folder = "Dell";
+  rows[0].system_folder = "8xXE9680";
+  rows[1].system_folder = "8xXE9680-POWER";
+  rows[0].same_logs_as = "4.1:Dell/8xXE9680-POWER";
+  rows[1].same_logs_as = "v4.1:Dell/8xXE9680";
+  rows[2].org_folder = "NVIDIA";
+  rows[2].system_folder = "eos";
+  rows[2].same_logs_as = "4.0:NVIDIA/eos";
+  EXPECT_FALSE(rows[0].repeats_an_earlier_row(rows, 0));
+  EXPECT_TRUE(rows[1].repeats_an_earlier_row(rows, 1));
+  EXPECT_FALSE(rows[2].repeats_an_earlier_row(rows, 2));
+  rows[1].benchmark = "bert";  // another benchmark's folder of that name is another submission
+  EXPECT_FALSE(rows[1].repeats_an_earlier_row(rows, 1));
 }
 
 TEST(ScalingValidation, PeerSpreadAndItsSummaryCountOnlyRowsWithAPeer) {

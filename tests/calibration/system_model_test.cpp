@@ -285,7 +285,7 @@ TEST(SystemModel, ARowIsPredictedWithItsRoundsRcps) {
   EXPECT_EQ(v50.estimate.step.step, v41.estimate.step.step);
 }
 
-TEST(SystemModel, AResultsRoundThatIsNoRoundIsSaidAndLeftOut) {
+TEST(SystemModel, AResultsRoundThatIsNoRoundIsSaidAndPredictedWithTheFilesTable) {
   const std::string head = "round,benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size\n";
   const auto read = [&](const std::string& round) {
     return read_mlperf_results(config::CsvTable(head + round + ",bert,H100-SXM5-80GB,8,1,8,768\n", "rows.csv"));

@@ -197,6 +197,11 @@ TEST(ConvergenceRounds, AResultGetsItsRoundsTableOrTheLatestBeforeIt) {
   EXPECT_DOUBLE_EQ(first_mean(""), 2048000.0);        // not said: the file's own
   EXPECT_DOUBLE_EQ(first_mean("next"), 2048000.0);
   EXPECT_EQ(t.at_round("5.1").round, "5.0");
+  // A chosen table can be asked again: from 5.0's back to 4.1's and on to 4.0's.
+  EXPECT_DOUBLE_EQ(t.at_round("5.0").at_round("4.1").points.front().mean, 2048000.0);
+  EXPECT_EQ(t.at_round("5.0").at_round("4.1").round, "4.1");
+  EXPECT_DOUBLE_EQ(t.at_round("5.0").at_round("4.0").points.front().mean, 2561280.0);
+  EXPECT_EQ(t.at_round("5.0").other_rounds.size(), 2u);
   // A workload with one round answers every round with it (BERT's 4.0, 4.1 and 5.0 RCPs agree).
   const ConvergenceTable bert = testing::shipped_workload("bert").convergence;
   EXPECT_EQ(bert.at_round("5.0").points.size(), bert.points.size());

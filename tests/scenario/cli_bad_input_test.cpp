@@ -69,6 +69,8 @@ TEST(Cli, AnErrorAtAScenarioLineNamesTheOverridesInEffect) {
   EXPECT_EQ(r.output.find("in effect"), std::string::npos) << r.output;
   // Without overrides, the same kind of error carries no such note.
   r = run("run " + std::string(SP_TEST_DATA) + "/bad/no_unit.yaml --out " + out.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("has no unit"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("in effect"), std::string::npos) << r.output;
 }
 
