@@ -63,8 +63,14 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
   // Each row at the layout it ran: its submitter's recipe, not the one the unfitted model prefers.
   const SystemModelInputs raw{catalog, platforms, models::Calibration{}, 0, 1, models::LayoutChoice::recipe};
   using K = Parameter::Kind;
-  for (const MlperfResult& r : rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const MlperfResult& r = rows[i];
     if (!r.time_to_train_min) continue;
+    // The same runs filed twice (Dell's, once for MLPerf Power) are one observation, fitted once.
+    if (r.repeats_an_earlier_row(rows, i)) {
+      skipped.push_back(r.left_out_as_a_repeat());
+      continue;
+    }
     const SystemPrediction sp = predict_system(r, raw);
     if (sp.status != "ok") {
       skipped.push_back(fmt::format("line {}: {}", r.line, sp.message));

@@ -248,8 +248,7 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
     const MlperfResult& r = rows[i];
     if (one_node(r) || !r.time_to_train_min) continue;
     if (r.repeats_an_earlier_row(rows, i)) {
-      rep.skipped.push_back(fmt::format("line {}: {} {} {}: the same runs as an earlier row ({})", r.line, r.benchmark,
-                                        r.submitter, r.system_name, r.same_logs_as));
+      rep.skipped.push_back(r.left_out_as_a_repeat());
       continue;
     }
     std::string rule;

@@ -162,9 +162,14 @@ void compare_with_published(ValidationRow& v) {
 ValidationReport validate_rows(const std::vector<MlperfResult>& rows, const SystemModelInputs& inputs) {
   std::vector<ValidationRow> out;
   std::vector<std::string> skipped;
-  for (const MlperfResult& r : rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const MlperfResult& r = rows[i];
     if (!r.time_to_train_min) {
       skipped.push_back(fmt::format("line {}: {} {}{}", r.line, r.benchmark, r.system_name, kNoPublishedTime));
+      continue;
+    }
+    if (r.repeats_an_earlier_row(rows, i)) {
+      skipped.push_back(r.left_out_as_a_repeat());
       continue;
     }
     ValidationRow v{r, predict_system(r, inputs), 0, false};

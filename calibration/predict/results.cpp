@@ -38,6 +38,10 @@ bool MlperfResult::repeats_an_earlier_row(const std::vector<MlperfResult>& rows,
   return false;
 }
 
+std::string MlperfResult::left_out_as_a_repeat() const {
+  return fmt::format("line {}: {} {} {}: the same runs as an earlier row ({})", line, benchmark, submitter, system_name, same_logs_as);
+}
+
 std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
   std::vector<MlperfResult> out;
   for (std::size_t i = 0; i < t.rows(); ++i) {

@@ -81,6 +81,8 @@ struct MlperfResult {
   /// Whether an earlier row of `rows` (by position) is the very submission whose logs this one
   /// reuses, in the same round and benchmark: the same runs counted a second time.
   bool repeats_an_earlier_row(const std::vector<MlperfResult>& rows, std::size_t self) const;
+  /// What a command that leaves such a row out says of it ("line 37: llama2_70b_lora Dell ...").
+  std::string left_out_as_a_repeat() const;
 };
 
 /// Reads the columns scalepoint needs; the others stay in `table` for callers that carry them.

@@ -66,7 +66,7 @@ TEST(Calibrate, TheCommittedParametersComeFromTheCommittedData) {
   const PlatformCatalog platforms(catalog());
   const FitResult fit = calibrate_mlperf(v41(), catalog(), platforms, CalibrateOptions{});
   EXPECT_TRUE(fit.converged);
-  EXPECT_EQ(fit.rows_used, 109u);
+  EXPECT_EQ(fit.rows_used, 108u);  // 110 published rows: one without a time, one the same runs as another (Dell's Power filing)
   const models::Calibration committed = models::parse_calibration(
       config::load_file(std::string(SP_SOURCE_DIR) + "/calibration/params/mlperf_v4.1.yaml"));
   ASSERT_EQ(fit.calibration.workloads.size(), committed.workloads.size());

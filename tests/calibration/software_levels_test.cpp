@@ -34,7 +34,7 @@ TEST(Calibrate, TheReferenceIsTheKindWithTheMostRowsInTheFit) {
     all.push_back(i);
     if (pb.rows()[i].kind != "H100-SXM5-80GB") without_h100.push_back(i);
   }
-  ASSERT_EQ(all.size() - without_h100.size(), 61u);
+  ASSERT_EQ(all.size() - without_h100.size(), 60u);  // Dell's 64 H100s on Llama fitted once, not as their Power filing again
   const auto level_of = [&](const FitProblem::Fit& f, Parameter::Kind kind, const std::string& name) {
     for (std::size_t k = 0; k < pb.parameters().size(); ++k) {
       const Parameter& q = pb.parameters()[k];
