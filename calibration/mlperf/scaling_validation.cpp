@@ -71,8 +71,8 @@ PeerSpread peer_spread(const std::vector<MlperfResult>& rows, const std::vector<
   }
   PeerSpread s;
   s.rows = static_cast<int>(errors.size());
-  s.median = errors.empty() ? std::nan("") : quantile(errors, 0.5);
-  s.p90 = errors.empty() ? std::nan("") : quantile(errors, 0.9);
+  s.median = quantile(errors, 0.5);
+  s.p90 = quantile(errors, 0.9);
   return s;
 }
 
@@ -187,20 +187,20 @@ std::vector<ScalingSummary> summarise_scaling(const std::vector<ScalingRow>& row
     s.perfect_median = quantile(perfect, 0.5);
     s.perfect_p90 = quantile(perfect, 0.9);
     s.logged_rows = static_cast<int>(logged.size());
-    s.logged_median = logged.empty() ? std::nan("") : quantile(logged, 0.5);
-    s.logged_p90 = logged.empty() ? std::nan("") : quantile(logged, 0.9);
-    s.convergence_median = convergence.empty() ? std::nan("") : quantile(convergence, 0.5);
-    s.convergence_p90 = convergence.empty() ? std::nan("") : quantile(convergence, 0.9);
+    s.logged_median = quantile(logged, 0.5);
+    s.logged_p90 = quantile(logged, 0.9);
+    s.convergence_median = quantile(convergence, 0.5);
+    s.convergence_p90 = quantile(convergence, 0.9);
     s.step_rows = static_cast<int>(stepped.size());
-    s.step_median = stepped.empty() ? std::nan("") : quantile(stepped, 0.5);
-    s.step_p90 = stepped.empty() ? std::nan("") : quantile(stepped, 0.9);
-    s.step_model_median = stepped.empty() ? std::nan("") : quantile(stepped_model, 0.5);
-    s.step_model_p90 = stepped.empty() ? std::nan("") : quantile(stepped_model, 0.9);
+    s.step_median = quantile(stepped, 0.5);
+    s.step_p90 = quantile(stepped, 0.9);
+    s.step_model_median = quantile(stepped_model, 0.5);
+    s.step_model_p90 = quantile(stepped_model, 0.9);
     s.peer_rows = static_cast<int>(peer.size());
-    s.peer_median = peer.empty() ? std::nan("") : quantile(peer, 0.5);
-    s.peer_p90 = peer.empty() ? std::nan("") : quantile(peer, 0.9);
-    s.peer_model_median = peer.empty() ? std::nan("") : quantile(peer_model, 0.5);
-    s.peer_model_p90 = peer.empty() ? std::nan("") : quantile(peer_model, 0.9);
+    s.peer_median = quantile(peer, 0.5);
+    s.peer_p90 = quantile(peer, 0.9);
+    s.peer_model_median = quantile(peer_model, 0.5);
+    s.peer_model_p90 = quantile(peer_model, 0.9);
     out.push_back(s);
   }
   return out;

@@ -318,18 +318,23 @@ TEST(ScalingValidation, APeerIsTheMedianOfOtherSubmittersAtTheSameKindSizeAndBat
   rows.back().global_batch = 64;
   rows.back().round = "5.0";
   kinds.push_back("H100-SXM5-80GB");
-  rows.push_back(row(12, "Lenovo", 8, 8, 6.0));
-  rows.back().global_batch = 64;
-  rows.back().org_folder = "Lenovo";
-  rows.back().system_folder = "power";
-  rows.back().same_logs_as = ":Lenovo/" + rows[8].system_folder;  // no round: read as no repeat
-  kinds.push_back("H100-SXM5-80GB");
   for (auto& r : rows) r.round = r.round.empty() ? "4.1" : r.round;
-  rows[8].org_folder = "Lenovo";
-  rows[8].system_folder = "perf";
-  rows.back().same_logs_as = "4.1:Lenovo/perf";
+  // NVIDIA's runs filed a second time (as Dell's were, for Power): counted twice they would make
+  // the peers {4.5, 4.5, 4.75, 6.0}, whose lower middle is 4.5; once, the median stays 4.75.
+  rows[1].org_folder = "NVIDIA";
+  rows[1].system_folder = "eos";
+  rows.push_back(row(12, "NVIDIA", 8, 8, 4.5));
+  rows.back().global_batch = 64;
+  rows.back().round = "4.1";
+  rows.back().org_folder = "NVIDIA";
+  rows.back().system_folder = "eos-power";
+  kinds.push_back("H100-SXM5-80GB");
+  rows.back().same_logs_as = ":NVIDIA/eos";  // no round: not read as a repeat
+  EXPECT_FALSE(rows.back().repeats_an_earlier_row(rows, rows.size() - 1));
+  EXPECT_DOUBLE_EQ(*peer_minutes(rows, kinds, 0), 4.5);
+  rows.back().same_logs_as = "4.1:NVIDIA/eos";
   EXPECT_TRUE(rows.back().repeats_an_earlier_row(rows, rows.size() - 1));
-  EXPECT_DOUBLE_EQ(*peer_minutes(rows, kinds, 0), 4.75);  // still NVIDIA, Oracle and Lenovo once
+  EXPECT_DOUBLE_EQ(*peer_minutes(rows, kinds, 0), 4.75);  // NVIDIA, Oracle and Lenovo, each once
   // None: Lambda's batch has no other submitter; a row without a batch or kind has none either.
   EXPECT_FALSE(peer_minutes(rows, kinds, 4).has_value());
   rows[0].global_batch.reset();
