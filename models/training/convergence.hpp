@@ -23,8 +23,9 @@ ConvergenceEstimate samples_to_converge(const Workload& w, std::int64_t global_b
 /// Where runs stop. Convergence is seen only at evaluations (or checkpoints), so a run trains on
 /// to the first evaluation past the point where it has converged; the RCP tables hold such
 /// observed values. Under each lies a continuous convergence point, half an evaluation interval
-/// earlier on average; it is interpolated between the pruned points (each with its own batch's
-/// interval) and observed again at this batch's interval:
+/// earlier on average (the interval its reference runs evaluated at: the rules' for their batch,
+/// or the point's `evaluated_every` where they evaluated more often, as BERT's did); it is
+/// interpolated between the pruned points and observed again at this batch's interval:
 ///   E[observed] = sum_k max(F, k I) P((k-1) I < S <= k I),  S ~ N(continuous mean, stdev)
 /// which gives back the table at its own points and rises above the linear interpolation between
 /// them where a batch's interval is coarse (RetinaNet's epochs, Stable Diffusion's 512k images).

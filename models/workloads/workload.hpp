@@ -138,6 +138,9 @@ struct ConvergencePoint {
   double stdev = 0;  // population standard deviation of the reference runs
   int runs = 0;
   bool pruned = false;  // kept by the RCP checker for interpolation
+  /// How often the reference runs evaluated, in `unit`: their values lie on this grid. 0: at the
+  /// rules' interval for this batch (a submission's cadence), as the RCPs of most benchmarks do.
+  double evaluated_every = 0;
 };
 
 struct ConvergenceTable {

@@ -126,7 +126,7 @@ EvaluationRule parse_evaluation(const config::ConfigNode& n, EvaluationCosts& co
 std::vector<ConvergencePoint> parse_convergence_points(const config::ConfigNode& points) {
   std::vector<ConvergencePoint> out;
   for (const auto& p : points.elements()) {
-    p.expect_only({"global_batch", "mean", "stdev", "runs", "pruned"});
+    p.expect_only({"global_batch", "mean", "stdev", "runs", "pruned", "evaluated_every"});
     ConvergencePoint c;
     c.global_batch = p.at("global_batch").as_positive_int();
     c.mean = p.at("mean").as_positive_number();
@@ -136,6 +136,10 @@ std::vector<ConvergencePoint> parse_convergence_points(const config::ConfigNode&
     if (runs > 1'000'000) p.at("runs").fail("at most 1000000 runs");
     c.runs = static_cast<int>(runs);
     c.pruned = p.at("pruned").as_bool();
+    if (auto e = p.find("evaluated_every")) {
+      c.evaluated_every = e->as_positive_number();
+      if (!(c.evaluated_every < c.mean)) e->fail("must be below the point's mean (the grid its runs were evaluated on)");
+    }
     if (!out.empty() && c.global_batch <= out.back().global_batch) {
       p.at("global_batch").fail("points must be in ascending global_batch order");
     }

@@ -92,6 +92,25 @@ TEST(Convergence, NoRunStopsBeforeTheFirstEvaluationTheRulesLetItPerform) {
   EXPECT_DOUBLE_EQ(observe(250, 100, 500), 500.0);
 }
 
+// BERT's reference runs evaluated every 23,040 samples at GBS 4,608 (the smallest gap between two
+// runs' values in rcps_bert.json), where the rules let a submission evaluate every FLOOR(0.05 x
+// (230.23 x 4,608 + 3,000,000), 25,000) = 200,000. The point's mean 2,798,080 lies 11,520 above
+// the continuous point (2,786,560, sd 130,963.71); a submission observes that every 200,000:
+// E = sum_k k 200,000 P((k-1) 200,000 < S <= k 200,000) = 2,886,554.5 samples (summed by hand
+// over the grid), 3.2 % above the table, as NVIDIA's runs at 4,608 trained 2,877,120 on average
+// (the olympic mean of Eos_n8's logs). Taking the submission's interval for the reference's too
+// would have given back the table's 2,798,081.
+TEST(Convergence, BertsReferenceRunsWereObservedOnTheirOwnFinerGrid) {
+  const Workload bert = shipped_workload("bert");
+  const ObservedConvergence seen = observed_convergence(bert, 4608);
+  EXPECT_DOUBLE_EQ(seen.interval, 200000.0);
+  EXPECT_NEAR(seen.continuous_mean, 2786560.0, 1e-6);
+  EXPECT_NEAR(seen.expected, 2886554.5, 0.5);
+  Workload at_rules = bert;
+  for (ConvergencePoint& p : at_rules.convergence.points) p.evaluated_every = 0;
+  EXPECT_NEAR(observed_convergence(at_rules, 4608).expected, 2798080.8, 0.5);
+}
+
 // A run's evaluations are those past the skipped ones, not its samples in proportion: at GBS 8
 // (every 384 samples, 3 skipped) a run stopping at 3,456 = 9 x 384 samples performed 6, one at
 // 1,536 performed 1; at GBS 288 (every 576, 38 skipped) one at 22,464 = 39 x 576 performed 1.
@@ -244,6 +263,12 @@ TEST(ConvergenceRounds, RoundsAreCheckedWhereTheyAreWritten) {
   refused("round: \"4.1\"\nrounds:\n  \"5.0\":\n    - {global_batch: 8, mean: 8, stdev: 1, runs: 3, pruned: true}\n"
           "  \"05.0\":\n    - {global_batch: 8, mean: 8, stdev: 1, runs: 3, pruned: true}\n",
           "round 05.0 is given twice");
+  // A point's evaluation grid, where given, is positive and below its mean.
+  refused("round: \"4.1\"\nrounds:\n  \"5.0\":\n    - {global_batch: 8, mean: 8, stdev: 1, runs: 3, pruned: true, evaluated_every: 8}\n",
+          "must be below the point's mean");
+  refused("round: \"4.1\"\nrounds:\n  \"5.0\":\n    - {global_batch: 8, mean: 8, stdev: 1, runs: 3, pruned: true, evaluated_every: 0}\n",
+          "evaluated_every");
+  EXPECT_DOUBLE_EQ(parse("").points.front().evaluated_every, 0.0);
 }
 
 }  // namespace sp::models
