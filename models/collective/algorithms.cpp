@@ -158,7 +158,9 @@ std::optional<CostTerms> ring(const Ctx& c, CollectiveOp op) {
 // one tree and a leaf of the other, so with more than two nodes it sends and receives 2n (up and
 // down, both trees); with two nodes n.
 std::optional<CostTerms> tree(const Ctx& c, CollectiveOp op) {
-  if (op != CollectiveOp::all_reduce && op != CollectiveOp::broadcast) return std::nullopt;
+  // NCCL runs broadcast (and reduce) on rings only (src/graph/tuning.cc skips every other
+  // algorithm for them).
+  if (op != CollectiveOp::all_reduce) return std::nullopt;
   const bool ar = op == CollectiveOp::all_reduce;
   CostTerms t;
   const int nodes = c.top > 0 ? c.group.fan_out[c.top] : 1;
@@ -204,6 +206,9 @@ std::optional<CostTerms> nvls(const Ctx& c, CollectiveOp op) {
   const Tier& up = c.tier(0);
   if (op != CollectiveOp::all_reduce || !up.reduction) return std::nullopt;
   if (c.top > 1 || (c.top == 1 && c.platform.topology.tiers.size() != 2)) return std::nullopt;
+  // The switch reduces among a node's GPUs: NCCL builds no NVLS for a communicator with fewer
+  // than two in a node (src/transport/nvls.cc), as a data-parallel group of one rank a node is.
+  if (c.group.fan_out[0] < 2) return std::nullopt;
   CostTerms t;
   t.fixed = up.reduction->latency;
   t.bandwidth.push_back({"scale_up nvls", 0, 1.0, up.bandwidth * up.reduction->efficiency});
@@ -225,7 +230,7 @@ std::optional<CostTerms> sharp(const Ctx& c, CollectiveOp op) {
   t.fixed = out.reduction->latency;
   const int g = c.below(static_cast<int>(c.top) - 1);
   const Tier& up = c.tier(0);
-  if (up.reduction && c.top == 1) {
+  if (up.reduction && c.top == 1 && g > 1) {
     t.fixed += up.reduction->latency;
     t.bandwidth.push_back({"scale_up nvls", 0, 1.0, up.bandwidth * up.reduction->efficiency});
   } else if (g > 1) {

@@ -175,11 +175,12 @@ TEST(Score, PredictionIntervalsAreOrderedAndReproducible) {
   EXPECT_LT(a.p50, a.p90);
   // The median score sits near the expected time.
   EXPECT_NEAR(a.p50 / a.time_to_train, 1.0, 0.02);
-  // BERT's RCP spread at GBS 4608 is 4.7 % per run; the olympic mean of 10 runs narrows it to
-  // about 1.6 %. Without the RCP normalisation p90 / p10 would be 1 + 2 x 1.28 x 1.6 % = 1.041;
-  // with it the half of the results whose runs converge faster than the RCP mean score at it, so
-  // p10 sits at the RCP mean and p90 / p10 ~ 1 + 1.28 x 1.6 % = 1.020 (stragglers add a little).
-  EXPECT_NEAR(a.p90 / a.p10, 1.020, 0.005);
+  // BERT's runs at GBS 4608, observed every 200,000 samples, train 2,886,554 on average with a
+  // spread of 143,174 (5.0 %) per run; the olympic mean of 10 runs narrows it to about 1.6 %. The
+  // RCP mean (2,798,080) is 2 of those below, so the normalisation binds in few results and
+  // p90 / p10 ~ 1 + 2 x 1.28 x 1.6 % = 1.040 (stragglers add a little). Were the runs at the
+  // RCP mean, half of the results would score at it and p90 / p10 would be ~1.020.
+  EXPECT_NEAR(a.p90 / a.p10, 1.043, 0.005);
 }
 
 TEST(Score, TimeToTrainAtAnObservedConvergence) {
