@@ -1,8 +1,12 @@
 #include "models/step/buckets.hpp"
 
+#include <limits>
+
 namespace sp::models {
 
 BucketPlan plan_buckets(const std::vector<std::pair<int, Bytes>>& backward_order, Bytes cap) {
+  // A workload file always gives a positive cap; one built in code without it has no bucketing.
+  if (!(cap.value() > 0)) cap = Bytes(std::numeric_limits<double>::infinity());
   BucketPlan plan;
   double open = 0;  // bytes in the open bucket
   int last_trainable = -1;

@@ -141,7 +141,7 @@ StepGraph Builder::build() {
     for (auto it = ks.rbegin(); it != ks.rend(); ++it) {
       produced.emplace_back(*it, w_.gradient_bytes_per_parameter * inst_[static_cast<std::size_t>(*it)].trainable);
     }
-    const BucketPlan plan = plan_buckets(produced, w_.gradient_bucket);
+    const BucketPlan plan = plan_buckets(produced, w_.gradient_bucket_for(lay_.dp));
     const std::vector<BucketPlan::Bucket>& buckets = plan.buckets;
     const std::map<int, std::size_t>& first_bucket = plan.first;
     g_.buckets = std::max(g_.buckets, static_cast<int>(buckets.size()));

@@ -88,6 +88,15 @@ std::int64_t ModelDescription::total_parameters() const {
   return n;
 }
 
+Bytes ModelDescription::gradient_bucket_for(int data_parallel) const {
+  if (gradient_bucket_parameters == 0) return gradient_bucket;
+  // Megatron-core's DistributedDataParallel: "make buckets larger to ensure that chunks used in
+  // NCCL ring-reduce implementations are large enough to remain bandwidth-bound".
+  const double parameters = std::max(static_cast<double>(gradient_bucket_parameters),
+                                     static_cast<double>(gradient_bucket_parameters_per_rank) * data_parallel);
+  return gradient_bytes_per_parameter * parameters;
+}
+
 std::int64_t ModelDescription::trainable_parameters() const {
   std::int64_t n = 0;
   for (const auto& l : layers) n += l.trainable_parameters * l.repeat;

@@ -175,7 +175,13 @@ struct ModelDescription {
   std::string sample;     // what one sample is ("sequence", "image")
   std::string precision;  // selects the accelerator peak: bf16 | fp16 | fp8
   Bytes gradient_bytes_per_parameter;
-  Bytes gradient_bucket;
+  Bytes gradient_bucket;  // a fixed cap (PyTorch DDP's bucket_cap_mb, apex's), or 0 with the rule below
+  /// Megatron-core's default bucket, counted in parameters and grown with the data-parallel
+  /// group: max(parameters, per_data_parallel_rank x DP) of them (0: the fixed cap above).
+  std::int64_t gradient_bucket_parameters = 0;
+  std::int64_t gradient_bucket_parameters_per_rank = 0;
+  /// The bucket cap in bytes with `data_parallel` replicas.
+  Bytes gradient_bucket_for(int data_parallel) const;
   Bytes optimizer_traffic_per_parameter;
   double tokens_per_sample = 1;      // sequence length (positions for images): what a GEMM's rows count
   std::vector<LayerGroup> layers;    // forward order

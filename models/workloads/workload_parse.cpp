@@ -241,7 +241,17 @@ Workload parse_workload(const config::ConfigNode& n) {
     prec.fail("unknown precision '" + w.precision + "'", "valid: bf16, fp16, fp8");
   }
   w.gradient_bytes_per_parameter = n.at("gradient_bytes_per_parameter").as_positive_bytes();
-  w.gradient_bucket = n.at("gradient_bucket").as_positive_bytes();
+  const config::ConfigNode bucket = n.at("gradient_bucket");
+  if (bucket.is_map()) {
+    bucket.expect_only({"parameters", "per_data_parallel_rank"});
+    w.gradient_bucket_parameters = bucket.at("parameters").as_positive_int();
+    if (auto r = bucket.find("per_data_parallel_rank")) {
+      w.gradient_bucket_parameters_per_rank = r->as_int();
+      if (w.gradient_bucket_parameters_per_rank < 0) r->fail("must not be negative");
+    }
+  } else {
+    w.gradient_bucket = bucket.as_positive_bytes();
+  }
   w.optimizer_traffic_per_parameter = n.at("optimizer_traffic_per_parameter").as_nonnegative_bytes();
   // A transformer described by its architecture (transformer.hpp), or layers written out.
   std::optional<TransformerSpec> transformer;

@@ -266,8 +266,9 @@ TEST(StepModel, DistributedOptimizerMovesWhatAnAllReduceMoves) {
 
 TEST(StepModel, LoraMovesOnlyItsAdapterGradients) {
   // Llama2-70B LoRA at TP4: each GPU reduces its quarter of the 44,564,480 adapter parameters in
-  // bf16: 44,564,480 x 2 B / 4 = 22,282,240 B per step, in one 25 MiB bucket; the frozen
-  // 69 B parameters (138 GB in bf16) never move.
+  // bf16: 44,564,480 x 2 B / 4 = 22,282,240 B per step, in one bucket (Megatron-core's default at
+  // DP8: max(40 M, 1 M x 8) = 40 M parameters, 80 MB in bf16); the frozen 69 B parameters
+  // (138 GB in bf16) never move.
   const Workload w = testing::shipped_workload("llama2_70b_lora");
   const Platform p = testing::shipped_platform("dgx_h100");
   const ParallelLayout lay = testing::layout(p, 64, 8, w.parallelism.for_accelerators(64));
@@ -280,7 +281,9 @@ TEST(StepModel, LoraMovesOnlyItsAdapterGradients) {
     }
   }
   double bytes = 0;
-  for (const BucketPlan::Bucket& b : plan_buckets(produced, w.gradient_bucket).buckets) bytes += b.bytes.value();
+  EXPECT_DOUBLE_EQ(w.gradient_bucket_for(8).value(), 80e6);
+  EXPECT_DOUBLE_EQ(w.gradient_bucket_for(128).value(), 256e6);  // 128 M parameters from DP 40
+  for (const BucketPlan::Bucket& b : plan_buckets(produced, w.gradient_bucket_for(8)).buckets) bytes += b.bytes.value();
   EXPECT_DOUBLE_EQ(bytes, 44'564'480.0 * 2 / 4);
   const StepResult r = simulate_step(w, p, lay, 64);
   EXPECT_EQ(r.buckets, 1);

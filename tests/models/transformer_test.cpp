@@ -281,5 +281,35 @@ TEST(Transformer, FileErrorsNameTheirKey) {
   }
 }
 
+// A bucket is a size, or Megatron-core's rule in parameters that grows with the data-parallel
+// group: max(40 M, 1 M x DP) parameters of 4 B gradients are 160 MB at DP 32, 2,048 MB at DP 512.
+TEST(Transformer, AGradientBucketIsASizeOrMegatronsRuleGrowingWithTheDataParallelGroup) {
+  const auto with = [](const std::string& bucket) {
+    return [bucket] {
+      std::string yaml = "name: t\nmlperf_benchmark: \"\"\ndescription: d\nsample: s\nprecision: bf16\n"
+                         "gradient_bytes_per_parameter: \"4 B\"\n" + bucket + "\n"
+                         "optimizer_traffic_per_parameter: \"12 B\"\n"
+                         "compute: {software_efficiency: 2.0, software_efficiency_range: [0.5, 10.0]}\n"
+                         "transformer: " + kLlama405b + "\n"
+                         "dataset: {train_samples: 1000}\n"
+                         "evaluation: {timed: false, samples: 1, interval: {epochs: 1}}\n"
+                         "convergence: {unit: samples, points: [{global_batch: 8, mean: 1000, stdev: 0, runs: 1, pruned: true}]}\n"
+                         "memory: {weight_bytes_per_parameter: \"2 B\", optimizer_bytes_per_trainable_parameter: \"12 B\", reserved: \"1 GiB\"}\n"
+                         "runs_per_result: 1\ntypical_global_batch: {8: 8}\n";
+      return parse_workload(config::load_string(yaml, "test.yaml"));
+    };
+  };
+  const Workload megatron = with("gradient_bucket: {parameters: 40000000, per_data_parallel_rank: 1000000}")();
+  EXPECT_DOUBLE_EQ(megatron.gradient_bucket_for(32).value(), 160e6);
+  EXPECT_DOUBLE_EQ(megatron.gradient_bucket_for(512).value(), 2048e6);
+  EXPECT_DOUBLE_EQ(with("gradient_bucket: \"40 MB\"")().gradient_bucket_for(512).value(), 40e6);
+  EXPECT_NE(input_error_message([&] { (void)with("gradient_bucket: {parameters: 40000000, per_rank: 1}")(); })
+                .find("test.yaml:"), std::string::npos);
+  EXPECT_NE(input_error_message([&] { (void)with("gradient_bucket: {parameters: 40000000, per_data_parallel_rank: -1}")(); })
+                .find("must not be negative"), std::string::npos);
+  EXPECT_NE(input_error_message([&] { (void)with("gradient_bucket: {per_data_parallel_rank: 1}")(); })
+                .find("parameters"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sp::models
