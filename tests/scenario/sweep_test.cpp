@@ -236,12 +236,13 @@ TEST(Sweep, AKilledWorkerRankStopsTheSweepAndResumeCompletesIt) {
   setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 0);
   std::string script = R"SH(LSAN_OPTIONS=detect_leaks=0 timeout 300 MPIEXEC -np 2 CLI sweep SWEEPS/slow.yaml -q --out DIR & m=$!
 worker=""
-while [ -z "$worker" ]; do
+while [ -z "$worker" ] && kill -0 $m 2>/dev/null; do
   for p in $(pgrep -f "sweep .*--out DIR$"); do
     xargs -0 -n1 echo < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && worker=$p
   done
   sleep 0.01
 done
+[ -n "$worker" ] || { echo "no worker rank seen while the job ran"; wait $m; echo mpirun $?; exit 1; }
 sleep 0.05; kill -9 $worker && echo killed
 wait $m; echo mpirun $?
 )SH";
