@@ -14,9 +14,10 @@
 namespace sp::models {
 namespace {
 
-Workload parse(const std::string& transformer, const std::string& extra = "") {
+Workload parse(const std::string& transformer, const std::string& extra = "",
+               const std::string& bucket = "gradient_bucket: \"40 MB\"") {
   const std::string yaml = "name: t\nmlperf_benchmark: \"\"\ndescription: d\nsample: s\nprecision: bf16\n"
-                           "gradient_bytes_per_parameter: \"4 B\"\ngradient_bucket: \"40 MB\"\n"
+                           "gradient_bytes_per_parameter: \"4 B\"\n" + bucket + "\n"
                            "optimizer_traffic_per_parameter: \"12 B\"\n"
                            "compute: {software_efficiency: 2.0, software_efficiency_range: [0.5, 10.0]}\n"
                            "transformer: " + transformer + "\n" + extra +
@@ -285,19 +286,7 @@ TEST(Transformer, FileErrorsNameTheirKey) {
 // group: max(40 M, 1 M x DP) parameters of 4 B gradients are 160 MB at DP 32, 2,048 MB at DP 512.
 TEST(Transformer, AGradientBucketIsASizeOrMegatronsRuleGrowingWithTheDataParallelGroup) {
   const auto with = [](const std::string& bucket) {
-    return [bucket] {
-      std::string yaml = "name: t\nmlperf_benchmark: \"\"\ndescription: d\nsample: s\nprecision: bf16\n"
-                         "gradient_bytes_per_parameter: \"4 B\"\n" + bucket + "\n"
-                         "optimizer_traffic_per_parameter: \"12 B\"\n"
-                         "compute: {software_efficiency: 2.0, software_efficiency_range: [0.5, 10.0]}\n"
-                         "transformer: " + kLlama405b + "\n"
-                         "dataset: {train_samples: 1000}\n"
-                         "evaluation: {timed: false, samples: 1, interval: {epochs: 1}}\n"
-                         "convergence: {unit: samples, points: [{global_batch: 8, mean: 1000, stdev: 0, runs: 1, pruned: true}]}\n"
-                         "memory: {weight_bytes_per_parameter: \"2 B\", optimizer_bytes_per_trainable_parameter: \"12 B\", reserved: \"1 GiB\"}\n"
-                         "runs_per_result: 1\ntypical_global_batch: {8: 8}\n";
-      return parse_workload(config::load_string(yaml, "test.yaml"));
-    };
+    return [bucket] { return parse(kLlama405b, "", bucket); };
   };
   const Workload megatron = with("gradient_bucket: {parameters: 40000000, per_data_parallel_rank: 1000000}")();
   EXPECT_DOUBLE_EQ(megatron.gradient_bucket_for(32).value(), 160e6);
