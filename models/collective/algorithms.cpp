@@ -161,31 +161,30 @@ std::optional<CostTerms> tree(const Ctx& c, CollectiveOp op) {
   // NCCL runs broadcast (and reduce) on rings only (src/graph/tuning.cc skips every other
   // algorithm for them).
   if (op != CollectiveOp::all_reduce) return std::nullopt;
-  const bool ar = op == CollectiveOp::all_reduce;
   CostTerms t;
   const int nodes = c.top > 0 ? c.group.fan_out[c.top] : 1;
   const std::size_t inner_top = c.top > 0 ? c.top - 1 : 0;
   const std::vector<std::int64_t> chain = path_edges(c, inner_top, false);
   for (std::size_t i = 0; i < chain.size(); ++i) {
-    if (chain[i] > 0) t.latency.push_back({i, (ar ? 2.0 : 1.0) * static_cast<double>(chain[i]), c.alpha(i)});
+    if (chain[i] > 0) t.latency.push_back({i, 2.0 * static_cast<double>(chain[i]), c.alpha(i)});
   }
-  if (nodes > 1) t.latency.push_back({c.top, (ar ? 2.0 : 1.0) * floor_log2(nodes), c.alpha(c.top)});
+  if (nodes > 1) t.latency.push_back({c.top, 2.0 * floor_log2(nodes), c.alpha(c.top)});
   if (c.below(static_cast<int>(inner_top)) > 1 || nodes == 1) {
-    BandwidthTerm inner = ring_bandwidth(c, chain, ar ? 2.0 : 1.0);
+    BandwidthTerm inner = ring_bandwidth(c, chain, 2.0);
     inner.bandwidth = inner.bandwidth * kTreeBandwidthFactor;
     t.bandwidth.push_back(inner);
   }
   if (nodes > 1) {
-    const double across = ar ? dbt_max_load(nodes) : 1.0;
+    const double across = dbt_max_load(nodes);
     const BytesPerSecond node = c.bw(c.top) * c.below(static_cast<int>(c.top) - 1) * kTreeBandwidthFactor;
     t.bandwidth.push_back({c.tier(c.top).name, c.top, across, node});
   }
-  // Pipeline fill: a chunk climbs the chain and the tree and comes back down (all-reduce), hop by
+  // Pipeline fill: a chunk climbs the chain and the tree and comes back down, hop by
   // hop, before the busiest link streams the rest; two trees (across nodes) halve the buffer.
   t.chunk = c.proto.chunk;
   t.pieces = nodes > 1 ? 2 : 1;
   double hops_time = 0;  // seconds per byte along the chunk's path
-  const int passes = ar ? 2 : 1;
+  const int passes = 2;
   const double inner_bw = ring_bandwidth(c, chain, 1.0).bandwidth.value() * kTreeBandwidthFactor;
   std::int64_t chain_hops = 0;
   for (std::int64_t x : chain) chain_hops += x;
@@ -206,9 +205,11 @@ std::optional<CostTerms> nvls(const Ctx& c, CollectiveOp op) {
   const Tier& up = c.tier(0);
   if (op != CollectiveOp::all_reduce || !up.reduction) return std::nullopt;
   if (c.top > 1 || (c.top == 1 && c.platform.topology.tiers.size() != 2)) return std::nullopt;
-  // The switch reduces among a node's GPUs: NCCL builds no NVLS for a communicator with fewer
-  // than two in a node (src/transport/nvls.cc), as a data-parallel group of one rank a node is.
-  if (c.group.fan_out[0] < 2) return std::nullopt;
+  // The switch reduces among a node's GPUs: NCCL 2.18-2.28.3 (the releases of MLPerf v4.1 and
+  // v5.0) set up NVLS only for a communicator with more than two of them in a node (nvls.cc:
+  // gpuCount <= 2 turns it off; 2.28.7 allows two), so not for a data-parallel group of one
+  // rank a node, nor for pairs.
+  if (c.group.fan_out[0] <= 2) return std::nullopt;
   CostTerms t;
   t.fixed = up.reduction->latency;
   t.bandwidth.push_back({"scale_up nvls", 0, 1.0, up.bandwidth * up.reduction->efficiency});
@@ -230,7 +231,7 @@ std::optional<CostTerms> sharp(const Ctx& c, CollectiveOp op) {
   t.fixed = out.reduction->latency;
   const int g = c.below(static_cast<int>(c.top) - 1);
   const Tier& up = c.tier(0);
-  if (up.reduction && c.top == 1 && g > 1) {
+  if (up.reduction && c.top == 1 && g > 2) {
     t.fixed += up.reduction->latency;
     t.bandwidth.push_back({"scale_up nvls", 0, 1.0, up.bandwidth * up.reduction->efficiency});
   } else if (g > 1) {

@@ -1,28 +1,38 @@
 #include "models/step/buckets.hpp"
 
-#include <limits>
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
 
 namespace sp::models {
 
-BucketPlan plan_buckets(const std::vector<std::pair<int, Bytes>>& backward_order, Bytes cap) {
-  // A workload file always gives a positive cap; one built in code without it has no bucketing.
-  if (!(cap.value() > 0)) cap = Bytes(std::numeric_limits<double>::infinity());
+BucketPlan plan_buckets(const std::vector<BucketSegment>& segments) {
   BucketPlan plan;
-  double open = 0;  // bytes in the open bucket
-  int last_trainable = -1;
-  for (const auto& [instance, grad] : backward_order) {
-    const double bytes = grad.value();
-    if (!(bytes > 0)) continue;
-    plan.first[instance] = plan.buckets.size();
-    open += bytes;
-    while (open >= cap.value()) {
-      plan.buckets.push_back({cap, instance});
-      open -= cap.value();
+  for (const BucketSegment& seg : segments) {
+    const double cap = seg.cap.value();
+    // A zero or NaN cap would cut a bucket at every byte: a caller's error, never a workload's
+    // (its file's cap is checked where it is read).
+    if (!(cap > 0)) throw ModelError(fmt::format("gradient bucket cap of {} B", cap));
+    double open = 0;  // bytes in the open bucket
+    int last_trainable = -1;
+    for (const auto& [instance, grad] : seg.backward_order) {
+      const double bytes = grad.value();
+      if (!(bytes > 0)) continue;
+      plan.first[instance] = plan.buckets.size();
+      open += bytes;
+      while (open >= cap) {
+        plan.buckets.push_back({seg.cap, instance});
+        open -= cap;
+      }
+      last_trainable = instance;
     }
-    last_trainable = instance;
+    if (open > 0) plan.buckets.push_back({Bytes(open), last_trainable});
   }
-  if (open > 0) plan.buckets.push_back({Bytes(open), last_trainable});
   return plan;
+}
+
+BucketPlan plan_buckets(const std::vector<std::pair<int, Bytes>>& backward_order, Bytes cap) {
+  return plan_buckets(std::vector<BucketSegment>{{backward_order, cap}});
 }
 
 }  // namespace sp::models

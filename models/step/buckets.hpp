@@ -24,7 +24,17 @@ struct BucketPlan {
   std::map<int, std::size_t> first;   // instance -> the bucket its first bytes go to
 };
 
-/// `backward_order`: (instance, its gradient bytes) in the order backward runs them.
+/// `backward_order`: (instance, its gradient bytes) in the order backward runs them. `cap` must be
+/// positive (infinite: one bucket).
 BucketPlan plan_buckets(const std::vector<std::pair<int, Bytes>>& backward_order, Bytes cap);
+
+/// Instances whose gradients live in one buffer with its own cap (Megatron-core keeps one per
+/// model chunk): a bucket never holds two segments' gradients.
+struct BucketSegment {
+  std::vector<std::pair<int, Bytes>> backward_order;
+  Bytes cap;
+};
+/// The segments in the order backward runs them.
+BucketPlan plan_buckets(const std::vector<BucketSegment>& segments);
 
 }  // namespace sp::models

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <utility>
 #include <vector>
@@ -136,12 +137,22 @@ StepGraph Builder::build() {
       const auto& chunk = assigned[static_cast<std::size_t>(part(s, c))];
       ks.insert(ks.end(), chunk.begin(), chunk.end());
     }
-    // Buckets in backward order (buckets.hpp).
-    std::vector<std::pair<int, Bytes>> produced;
-    for (auto it = ks.rbegin(); it != ks.rend(); ++it) {
-      produced.emplace_back(*it, w_.gradient_bytes_per_parameter * inst_[static_cast<std::size_t>(*it)].trainable);
+    // Buckets in backward order (buckets.hpp), a buffer per model chunk. Megatron-core buckets only
+    // the first pipeline stage's first chunk (distributed_data_parallel.py: no bucketing where the
+    // pipeline rank is above 0; training.py: disable_bucketing for chunks after the first), so
+    // elsewhere a chunk's gradients are reduced at once after its last backward.
+    std::vector<BucketSegment> segments;
+    for (int c = v; c-- > 0;) {
+      const auto& chunk = assigned[static_cast<std::size_t>(part(s, c))];
+      BucketSegment seg;
+      seg.cap = w_.gradient_bucket_for(lay_.dp);
+      if (w_.gradient_bucket_parameters > 0 && (s > 0 || c > 0)) seg.cap = Bytes(std::numeric_limits<double>::infinity());
+      for (auto it = chunk.rbegin(); it != chunk.rend(); ++it) {
+        seg.backward_order.emplace_back(*it, w_.gradient_bytes_per_parameter * inst_[static_cast<std::size_t>(*it)].trainable);
+      }
+      segments.push_back(std::move(seg));
     }
-    const BucketPlan plan = plan_buckets(produced, w_.gradient_bucket_for(lay_.dp));
+    const BucketPlan plan = plan_buckets(segments);
     const std::vector<BucketPlan::Bucket>& buckets = plan.buckets;
     const std::map<int, std::size_t>& first_bucket = plan.first;
     g_.buckets = std::max(g_.buckets, static_cast<int>(buckets.size()));

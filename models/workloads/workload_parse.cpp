@@ -241,16 +241,21 @@ Workload parse_workload(const config::ConfigNode& n) {
     prec.fail("unknown precision '" + w.precision + "'", "valid: bf16, fp16, fp8");
   }
   w.gradient_bytes_per_parameter = n.at("gradient_bytes_per_parameter").as_positive_bytes();
+  // A size, or Megatron-core's rule in parameters; a bucket below a megabyte (or 100,000
+  // parameters) is a typo for one that large ("40" for 40 M): it would cut a stage's gradients
+  // into millions of collectives.
   const config::ConfigNode bucket = n.at("gradient_bucket");
   if (bucket.is_map()) {
     bucket.expect_only({"parameters", "per_data_parallel_rank"});
-    w.gradient_bucket_parameters = bucket.at("parameters").as_positive_int();
-    if (auto r = bucket.find("per_data_parallel_rank")) {
-      w.gradient_bucket_parameters_per_rank = r->as_int();
-      if (w.gradient_bucket_parameters_per_rank < 0) r->fail("must not be negative");
-    }
-  } else {
+    const config::ConfigNode params = bucket.at("parameters");
+    w.gradient_bucket_parameters = params.as_positive_int();
+    if (w.gradient_bucket_parameters < 100'000) params.fail("must be at least 100000 parameters (Megatron-core's default: 40000000)");
+    if (auto r = bucket.find("per_data_parallel_rank")) w.gradient_bucket_parameters_per_rank = nonnegative_int(*r);
+  } else if (bucket.is_scalar()) {
     w.gradient_bucket = bucket.as_positive_bytes();
+    if (w.gradient_bucket.value() < 1e6) bucket.fail("must be at least 1 MB (PyTorch DDP's default: 25 MiB)");
+  } else {
+    bucket.fail("expected a size (\"25 MiB\") or {parameters: N, per_data_parallel_rank: M}");
   }
   w.optimizer_traffic_per_parameter = n.at("optimizer_traffic_per_parameter").as_nonnegative_bytes();
   // A transformer described by its architecture (transformer.hpp), or layers written out.

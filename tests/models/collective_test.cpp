@@ -153,9 +153,9 @@ TEST(InNetwork, NvlsAndSharpNeedTheirSwitches) {
   EXPECT_FALSE(cost_terms(p, packed_group(p.topology, 8), CollectiveOp::all_gather, Algorithm::nvls, Protocol::simple));
 }
 
-// NCCL builds NVLS only where a communicator has two or more GPUs in a node (src/transport/
-// nvls.cc): a data-parallel group of one rank a node (BERT's and Stable Diffusion's gradients
-// across nodes, sharded within them) takes the tree or ring. Across nodes the switch then has
+// NCCL 2.18-2.28.3 builds NVLS only where a communicator has more than two GPUs in a node
+// (src/transport/nvls.cc): a data-parallel group of one rank a node (BERT's and Stable
+// Diffusion's gradients across nodes, sharded within them), or of two, takes the tree or ring. Across nodes the switch then has
 // nothing to reduce, and SHARP's price keeps no NVLS term either: n / (0.8 x 5 GB/s) + 30 us.
 // Broadcast is NCCL's ring only (src/graph/tuning.cc).
 TEST(InNetwork, NoSwitchReductionForOneRankANodeAndBroadcastOnRingsOnly) {
@@ -163,7 +163,8 @@ TEST(InNetwork, NoSwitchReductionForOneRankANodeAndBroadcastOnRingsOnly) {
   p.topology.tiers[0].reduction = InNetworkReduction{"nvls", 0.5, microseconds(20)};
   const Group one_a_node{{1, 4}};
   EXPECT_FALSE(cost_terms(p, one_a_node, CollectiveOp::all_reduce, Algorithm::nvls, Protocol::simple));
-  EXPECT_TRUE(cost_terms(p, Group{{2, 4}}, CollectiveOp::all_reduce, Algorithm::nvls, Protocol::simple));
+  EXPECT_FALSE(cost_terms(p, Group{{2, 4}}, CollectiveOp::all_reduce, Algorithm::nvls, Protocol::simple));
+  EXPECT_TRUE(cost_terms(p, Group{{4, 4}}, CollectiveOp::all_reduce, Algorithm::nvls, Protocol::simple));
   p.topology.tiers[1].reduction = InNetworkReduction{"sharp", 0.8, microseconds(30)};
   const auto sharp = cost_terms(p, one_a_node, CollectiveOp::all_reduce, Algorithm::sharp, Protocol::simple);
   ASSERT_TRUE(sharp);

@@ -282,13 +282,36 @@ TEST(StepModel, LoraMovesOnlyItsAdapterGradients) {
   }
   double bytes = 0;
   EXPECT_DOUBLE_EQ(w.gradient_bucket_for(8).value(), 80e6);
-  EXPECT_DOUBLE_EQ(w.gradient_bucket_for(128).value(), 256e6);  // 128 M parameters from DP 40
+  EXPECT_DOUBLE_EQ(w.gradient_bucket_for(128).value(), 256e6);  // 1 M x DP 128 = 128 M, above 40 M
   for (const BucketPlan::Bucket& b : plan_buckets(produced, w.gradient_bucket_for(8)).buckets) bytes += b.bytes.value();
   EXPECT_DOUBLE_EQ(bytes, 44'564'480.0 * 2 / 4);
   const StepResult r = simulate_step(w, p, lay, 64);
   EXPECT_EQ(r.buckets, 1);
   // TP all-gathers and reduce-scatters run every layer: 80 layers x 8 per pass-pair.
   EXPECT_GT(r.tensor_parallel.ps(), 0);
+}
+
+// Llama2-70B pre-training at TP8 PP4: the first stage holds the embedding (32,000 x 8,192 =
+// 262,144,000) and 20 layers of 855,654,400 parameters (q and o 8,192^2, k and v 8,192 x 1,024,
+// SwiGLU 3 x 8,192 x 28,672, two norms 8,192): 17,375,232,000 over TP8 = 2,171,904,000 a rank,
+// 8.69 GB of fp32 gradients. Megatron-core's buckets of max(40 M, 1 M x DP) parameters cut it
+// into CEIL(8.69 GB / 160 MB) = 55 at DP32 and CEIL(8.69 GB / 2,048 MB) = 5 at DP512; the later
+// stages, which Megatron-core does not bucket, reduce theirs as one.
+TEST(StepModel, MegatronBucketsGrowWithTheDataParallelGroupOnTheFirstStageOnly) {
+  const Workload w = testing::shipped_workload("llama2_70b_pretrain");
+  const Platform p = testing::shipped_platform("dgx_h100");
+  ParallelSpec spec = w.parallelism.for_accelerators(1024);
+  spec.tensor = 8;
+  spec.context = 1;
+  spec.pipeline = 4;
+  spec.micro_batch = 1;
+  spec.virtual_stages = 1;
+  EXPECT_EQ(simulate_step(w, p, testing::layout(p, 1024, 1024, spec), 1024).buckets, 55);
+  EXPECT_EQ(simulate_step(w, p, testing::layout(p, 16384, 1024, spec), 16384).buckets, 5);
+  const std::vector<std::pair<int, Bytes>> stage = {{1, Bytes(3e6)}, {0, Bytes(3e6)}};
+  EXPECT_EQ(plan_buckets({BucketSegment{stage, Bytes(2e6)}, BucketSegment{{{2, Bytes(5e6)}}, Bytes(1e300)}}).buckets.size(),
+            4u);  // 2 MB, 2 MB, the 2 MB left of the first segment, then the second's 5 MB alone
+  EXPECT_THROW(plan_buckets(stage, Bytes(0)), ModelError);
 }
 
 TEST(StepModel, AnEvaluationWaitsForTheTensorParallelCommunicationItDoesNotOverlap) {

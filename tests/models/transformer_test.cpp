@@ -293,7 +293,14 @@ TEST(Transformer, AGradientBucketIsASizeOrMegatronsRuleGrowingWithTheDataParalle
   EXPECT_DOUBLE_EQ(megatron.gradient_bucket_for(512).value(), 2048e6);
   EXPECT_DOUBLE_EQ(with("gradient_bucket: \"40 MB\"")().gradient_bucket_for(512).value(), 40e6);
   EXPECT_NE(input_error_message([&] { (void)with("gradient_bucket: {parameters: 40000000, per_rank: 1}")(); })
-                .find("test.yaml:"), std::string::npos);
+                .find("per_rank"), std::string::npos);
+  // "40" meant as 40 M, a byte-sized bucket, a list: each a message, never millions of buckets.
+  EXPECT_NE(input_error_message([&] { (void)with("gradient_bucket: {parameters: 40}")(); })
+                .find("at least 100000 parameters"), std::string::npos);
+  EXPECT_NE(input_error_message([&] { (void)with("gradient_bucket: \"1 B\"")(); }).find("at least 1 MB"),
+            std::string::npos);
+  EXPECT_NE(input_error_message([&] { (void)with("gradient_bucket: [1, 2]")(); }).find("per_data_parallel_rank"),
+            std::string::npos);
   EXPECT_NE(input_error_message([&] { (void)with("gradient_bucket: {parameters: 40000000, per_data_parallel_rank: -1}")(); })
                 .find("must not be negative"), std::string::npos);
   EXPECT_NE(input_error_message([&] { (void)with("gradient_bucket: {per_data_parallel_rank: 1}")(); })
