@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <utility>
 #include <vector>
@@ -137,16 +136,13 @@ StepGraph Builder::build() {
       const auto& chunk = assigned[static_cast<std::size_t>(part(s, c))];
       ks.insert(ks.end(), chunk.begin(), chunk.end());
     }
-    // Buckets in backward order (buckets.hpp), a buffer per model chunk. Megatron-core buckets only
-    // the first pipeline stage's first chunk (distributed_data_parallel.py: no bucketing where the
-    // pipeline rank is above 0; training.py: disable_bucketing for chunks after the first), so
-    // elsewhere a chunk's gradients are reduced at once after its last backward.
+    // Buckets in backward order (buckets.hpp), a buffer per model chunk, each with the cap the
+    // workload's implementation gives it there (Workload::gradient_bucket_for).
     std::vector<BucketSegment> segments;
     for (int c = v; c-- > 0;) {
       const auto& chunk = assigned[static_cast<std::size_t>(part(s, c))];
       BucketSegment seg;
-      seg.cap = w_.gradient_bucket_for(lay_.dp);
-      if (w_.gradient_bucket_parameters > 0 && (s > 0 || c > 0)) seg.cap = Bytes(std::numeric_limits<double>::infinity());
+      seg.cap = w_.gradient_bucket_for(lay_.dp, s, c);
       for (auto it = chunk.rbegin(); it != chunk.rend(); ++it) {
         seg.backward_order.emplace_back(*it, w_.gradient_bytes_per_parameter * inst_[static_cast<std::size_t>(*it)].trainable);
       }

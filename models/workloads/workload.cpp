@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -88,8 +89,9 @@ std::int64_t ModelDescription::total_parameters() const {
   return n;
 }
 
-Bytes ModelDescription::gradient_bucket_for(int data_parallel) const {
+Bytes ModelDescription::gradient_bucket_for(int data_parallel, int stage, int chunk) const {
   if (gradient_bucket_parameters == 0) return gradient_bucket;
+  if (stage > 0 || chunk > 0) return Bytes(std::numeric_limits<double>::infinity());
   // Megatron-core's DistributedDataParallel: "make buckets larger to ensure that chunks used in
   // NCCL ring-reduce implementations are large enough to remain bandwidth-bound".
   const double parameters = std::max(static_cast<double>(gradient_bucket_parameters),

@@ -180,8 +180,11 @@ struct ModelDescription {
   /// group: max(parameters, per_data_parallel_rank x DP) of them (0: the fixed cap above).
   std::int64_t gradient_bucket_parameters = 0;
   std::int64_t gradient_bucket_parameters_per_rank = 0;
-  /// The bucket cap in bytes with `data_parallel` replicas.
-  Bytes gradient_bucket_for(int data_parallel) const;
+  /// The bucket cap in bytes with `data_parallel` replicas, for pipeline stage `stage`'s model
+  /// chunk `chunk`. Megatron-core buckets only the first stage's first chunk
+  /// (distributed_data_parallel.py: no bucketing where the pipeline rank is above 0; training.py:
+  /// disable_bucketing for chunks after the first): elsewhere it is infinite, one bucket.
+  Bytes gradient_bucket_for(int data_parallel, int stage = 0, int chunk = 0) const;
   Bytes optimizer_traffic_per_parameter;
   double tokens_per_sample = 1;      // sequence length (positions for images): what a GEMM's rows count
   std::vector<LayerGroup> layers;    // forward order

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "models/collective/collective.hpp"
 #include "models/step/buckets.hpp"
 #include "models/step/step_model.hpp"
@@ -283,6 +285,8 @@ TEST(StepModel, LoraMovesOnlyItsAdapterGradients) {
   double bytes = 0;
   EXPECT_DOUBLE_EQ(w.gradient_bucket_for(8).value(), 80e6);
   EXPECT_DOUBLE_EQ(w.gradient_bucket_for(128).value(), 256e6);  // 1 M x DP 128 = 128 M, above 40 M
+  EXPECT_TRUE(std::isinf(w.gradient_bucket_for(8, 1, 0).value()));  // a later stage: one bucket
+  EXPECT_TRUE(std::isinf(w.gradient_bucket_for(8, 0, 1).value()));  // a later chunk: one bucket
   for (const BucketPlan::Bucket& b : plan_buckets(produced, w.gradient_bucket_for(8)).buckets) bytes += b.bytes.value();
   EXPECT_DOUBLE_EQ(bytes, 44'564'480.0 * 2 / 4);
   const StepResult r = simulate_step(w, p, lay, 64);
