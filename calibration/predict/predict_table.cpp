@@ -48,7 +48,7 @@ output::Table predict_table(const config::CsvTable& input, const SystemModelInpu
   output::Column p10{"p10_min", "min", "10th percentile of the score", false, {}, {}};
   output::Column p90{"p90_min", "min", "90th percentile of the score", false, {}, {}};
   output::Column gbs{"predicted_global_batch", "samples", "global batch modelled", true, {}, {}};
-  output::Column slower{"runner_up_slower", "1", "the next fastest layout's time to train / this one's - 1", false, {}, {}};
+  output::Column slower{"runner_up_slower", "1", "the runner-up's time to train / this one's - 1 (negative where the recipe was kept though the runner-up was faster)", false, {}, {}};
   std::vector<std::string> layout, basis, runner_up, status, message, source;
   for (const SystemPrediction& p : predicted) {
     const bool ok = p.status == "ok";

@@ -214,8 +214,15 @@ ConfiguredSystem configure(const MlperfResult& row, const SystemModelInputs& in)
   if (row.tensor_parallel || row.context_parallel || row.pipeline_parallel) {
     const int tp = row.tensor_parallel.value_or(1), cp = row.context_parallel.value_or(1), pp = row.pipeline_parallel.value_or(1);
     if (e->layout.tp != tp || e->layout.cp != cp || e->layout.pp != pp) {
-      // Predicted all the same (a submitter would find a layout that runs), but not as declared.
-      out.message = fmt::format("the declared TP{} CP{} PP{} does not fit; predicted with the fastest layout that does", tp, cp, pp);
+      // Predicted all the same (a submitter would find a layout that runs), but not as declared:
+      // say whether the sizes cannot run at all (TP3 on 8 GPUs, TP16 of 8 key-value groups) or
+      // run out of memory.
+      std::string why = models::unsupported_split(*w, tp, cp, pp);
+      if (why.empty()) models::resolve_layout(spec, p->topology, n, gbs, why);
+      out.message = why.empty()
+                        ? fmt::format("the declared TP{} CP{} PP{} does not fit; predicted with the fastest layout that does", tp, cp, pp)
+                        : fmt::format("the declared TP{} CP{} PP{} cannot run ({}); predicted with the fastest layout that does",
+                                      tp, cp, pp, why);
     }
   }
   out.estimate = *e;

@@ -30,8 +30,9 @@ std::vector<int> powers_of_two(int upto) {
   return out;
 }
 
-// Micro-batch sizes to try, largest first: s's when set, else the divisors of a rank's samples.
-std::vector<int> micro_batches(const ParallelSpec& s, int n, std::int64_t gbs) {
+// Micro-batch sizes to try, largest first: s's when set, else the divisors of a rank's samples
+// that the implementation accepts (`allowed`; empty: any).
+std::vector<int> micro_batches(const ParallelSpec& s, int n, std::int64_t gbs, const std::vector<int>& allowed = {}) {
   if (s.micro_batch) return {*s.micro_batch};
   const int model = s.tensor.value_or(1) * s.context.value_or(1) * s.pipeline.value_or(1);
   if (n % model != 0 || gbs % (n / model) != 0) return {};
@@ -42,6 +43,9 @@ std::vector<int> micro_batches(const ParallelSpec& s, int n, std::int64_t gbs) {
     if (r % d != 0) continue;
     out.push_back(static_cast<int>(d));
     if (d * d != r) out.push_back(static_cast<int>(r / d));
+  }
+  if (!allowed.empty()) {
+    std::erase_if(out, [&](int mb) { return std::find(allowed.begin(), allowed.end(), mb) == allowed.end(); });
   }
   std::sort(out.begin(), out.end(), std::greater<>());
   return out;
@@ -104,9 +108,12 @@ struct Search {
   std::int64_t gbs;
   Fidelity fidelity;
   std::map<Key, TrainingEstimate> fastest{};  // per set of sizes, its fastest that fits
-  std::optional<TrainingEstimate> first_bad{};  // why the first resolvable candidate did not fit
+  std::optional<TrainingEstimate> first_bad{};  // why a resolvable candidate did not fit: the closest
+  Bytes smallest_bad{};                          // what first_bad's memory needs
   std::optional<std::string> unsimulated{};      // why the first one that fits could not be simulated
   double seconds_per_step_second = 0;         // time to train per second of step (any estimate)
+  std::vector<int> allowed_micro_batches{};   // LayoutSearch::micro_batch
+  bool fits_without_pipeline = false;         // some candidate so far (the recipe's included)
 
   std::optional<TrainingEstimate> evaluate(const ParallelSpec& s) {
     TrainingEstimate e;
@@ -156,10 +163,12 @@ struct Search {
   // fastest nor the next).
   void grid(const ParallelSpec& base, const LayoutSearch& limits) {
     // Without pipelines first; pipelines only where nothing without one fits (a pipeline trades a
-    // bubble for memory: where the memory is there, 1F1B only adds the bubble).
+    // bubble for memory: where the memory is there, 1F1B only adds the bubble). A recipe with a
+    // pipeline that fits says nothing about layouts without one: it does not stop the search.
     std::vector<Candidate> all;
+    allowed_micro_batches = limits.micro_batch;
     for (bool pipelines : {false, true}) {
-      if (pipelines && (!all.empty() || !fastest.empty())) break;
+      if (pipelines && fits_without_pipeline) break;
       each_size(w, p, n, base, limits, pipelines, [&](const ParallelSpec& s) {
         add_fitting(s, all, limits.recompute);
         return false;
@@ -176,7 +185,7 @@ struct Search {
   // The micro-batches of `s` that fit in memory (without a pipeline only the largest: fewer
   // samples per micro-batch only add steps of accumulation), with their bounds.
   void add_fitting(ParallelSpec s, std::vector<Candidate>& out, const std::vector<Recompute>& recompute = {}) {
-    for (int mb : micro_batches(s, n, gbs)) {
+    for (int mb : micro_batches(s, n, gbs, allowed_micro_batches)) {
       s.micro_batch = mb;
       std::string why;
       std::optional<ParallelLayout> l;
@@ -185,20 +194,31 @@ struct Search {
           recompute.empty() ? std::vector<std::optional<Recompute>>{s.recompute}
                             : std::vector<std::optional<Recompute>>(recompute.begin(), recompute.end());
       bool fits = false, resolved = false;
+      Bytes needs;
       for (const auto& mode : modes) {
         s.recompute = mode;
         l = resolve_layout(s, p.topology, n, gbs, why);
         if (!l) break;
         resolved = true;
-        if ((fits = estimate_memory(w, p.accelerator, *l).fits())) break;
+        const MemoryEstimate m = estimate_memory(w, p.accelerator, *l);
+        needs = m.total();
+        if ((fits = m.fits())) break;
       }
       if (!resolved) continue;
       if (!fits) {
-        if (!first_bad) first_bad = estimate_training(w, p, n, gbs, s, fidelity);  // says why, unsimulated
+        // Where nothing fits, the one that came closest says by how much (not the largest
+        // micro-batch's footprint, tried first).
+        if (!first_bad || needs < smallest_bad) {
+          first_bad = estimate_training(w, p, n, gbs, s, fidelity);  // says why, unsimulated
+          smallest_bad = needs;
+        }
         continue;
       }
       out.push_back({s, step_lower_bound_s(w, p, *l)});
-      if (l->pp == 1) break;
+      if (l->pp == 1) {
+        fits_without_pipeline = true;
+        break;
+      }
     }
   }
 

@@ -4,32 +4,66 @@
 
 #include <fmt/format.h>
 
+#include "models/hardware/kernel_costs.hpp"
+
 namespace sp::models {
 
 std::string MemoryEstimate::describe() const {
   const auto gb = [](Bytes b) { return b.value() / 1e9; };
   return fmt::format("needs {:.1f} GB per accelerator (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
-                     "activations {:.1f}, reserved {:.1f}) of {:.1f} GB",
-                     gb(total()), gb(weights), gb(gradients), gb(optimizer), gb(activations), gb(reserved),
+                     "activations {:.1f}{}, reserved {:.1f}) of {:.1f} GB",
+                     gb(total()), gb(weights), gb(gradients), gb(optimizer), gb(activations),
+                     fp8_activation_input ? " with the activation function's input in fp8" : "", gb(reserved),
                      gb(capacity));
 }
 
-MemoryEstimate estimate_memory(const Workload& w, const Accelerator& a, const ParallelLayout& l) {
+namespace {
+
+// What a layer keeps per sample and instance, as what TP splits and what each TP rank keeps whole.
+struct Kept {
+  double split = 0, whole = 0;
+  void add(const Bytes& all, const Bytes& whole_part, double times) {
+    split += (all - whole_part).value() * times;
+    whole += whole_part.value() * times;
+  }
+};
+
+MemoryEstimate estimate(const Workload& w, const Accelerator& a, const ParallelLayout& l, bool fp8_activation_input) {
   MemoryEstimate m;
+  m.fp8_activation_input = fp8_activation_input;
   const double model_shard = 1.0 / (l.tp * l.pp);
   const double trainable = static_cast<double>(w.trainable_parameters()) * model_shard;
-  m.weights = w.memory.weight_bytes_per_parameter * (static_cast<double>(w.total_parameters()) * model_shard);
+  // FP8 weights (fp8_params) only where the accelerator runs FP8 GEMMs; elsewhere the workload's
+  // GEMMs fall back to bf16 (kernel_costs.hpp gemm_dtype), and so do the weights they read.
+  const bool fp8 = gemm_dtype(a, "fp8") == "fp8";
+  const Bytes weight_bytes = !fp8 && w.memory.weight_bytes_per_parameter.value() < 2 ? Bytes(2) : w.memory.weight_bytes_per_parameter;
+  m.weights = weight_bytes * (static_cast<double>(w.total_parameters()) * model_shard);
   m.gradients = w.gradient_bytes_per_parameter * trainable;
   m.optimizer = w.memory.optimizer_bytes_per_trainable_parameter * (trainable / l.optimizer_shards);
-  Bytes per_sample, working;
+  Kept per_sample, working;
+  double working_total = -1;
   for (const LayerGroup& g : w.layers) {
+    // Without sequence parallelism every TP rank keeps the sequence region whole (Korthikanti et
+    // al. 2023, Table 2: 10 s b h of 34 not divided by t).
+    const Bytes whole = g.tp_replicated_activations + (l.sequence_parallel ? Bytes(0) : g.sequence_activations);
+    const Bytes all = g.activations - (fp8_activation_input ? g.fp8_activation_saving : Bytes(0));
     // Full recompute keeps only each checkpointed layer's input (the hidden state it was handed,
-    // where the file gives one) and, during a layer's backward, that one layer's activations again.
+    // where the file gives one: the sequence region) and, during a layer's backward, that one
+    // layer's activations again.
     const bool input_only =
         l.recompute == Recompute::full && g.checkpointed && g.pipeline_boundary.value() > 0 && g.backward_pass;
-    const Bytes kept = l.recompute == Recompute::selective ? g.activations - g.attention_activations : g.activations;
-    per_sample += (input_only ? g.pipeline_boundary : kept) * static_cast<double>(g.repeat);
-    if (input_only && working < g.activations) working = g.activations;  // only a rerun layer rebuilds them
+    const double times = static_cast<double>(g.repeat);
+    if (input_only) {
+      per_sample.add(g.pipeline_boundary, l.sequence_parallel ? Bytes(0) : g.pipeline_boundary, times);
+      if (working_total < all.value()) {  // only a rerun layer rebuilds them
+        working_total = all.value();
+        working = {};
+        working.add(all, whole, 1);
+      }
+      continue;
+    }
+    const Bytes kept = l.recompute == Recompute::selective ? all - g.attention_activations : all;
+    per_sample.add(kept, whole, times);
   }
   // Interleaved, the first stage runs 2 (p - 1) + (v - 1) p chunk forwards before its first
   // backward, each 1/v of its layers: p (1 + (p - 1) / (p v)) micro-batches' worth (Korthikanti
@@ -37,10 +71,22 @@ MemoryEstimate estimate_memory(const Workload& w, const Accelerator& a, const Pa
   const int v = l.virtual_stages;
   const double in_flight = v == 1 ? std::min(l.pp, l.micro_batches)
                                   : std::min(l.micro_batches * v, 2 * (l.pp - 1) + (v - 1) * l.pp + 1) / static_cast<double>(v);
-  m.activations = per_sample * (static_cast<double>(l.micro_batch) * in_flight / (l.tp * l.cp * l.pp));
-  m.activations += working * (static_cast<double>(l.micro_batch) / (l.tp * l.cp));
+  const auto per_rank = [&l](const Kept& k) { return k.split / l.tp + k.whole; };
+  m.activations = Bytes(per_rank(per_sample) * static_cast<double>(l.micro_batch) * in_flight / (l.cp * l.pp));
+  m.activations += Bytes(per_rank(working) * static_cast<double>(l.micro_batch) / l.cp);
   m.reserved = w.memory.reserved;
   m.capacity = a.memory_capacity;
+  return m;
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const Workload& w, const Accelerator& a, const ParallelLayout& l) {
+  // TransformerEngine keeps the activation's input in fp8 only on accelerators with FP8 GEMMs.
+  const Fp8Store store = gemm_dtype(a, "fp8") == "fp8" ? w.memory.fp8_activation_input : Fp8Store::never;
+  if (store == Fp8Store::always) return estimate(w, a, l, true);
+  MemoryEstimate m = estimate(w, a, l, false);
+  if (store == Fp8Store::where_needed && !m.fits()) m = estimate(w, a, l, true);
   return m;
 }
 

@@ -16,6 +16,7 @@ namespace sp::models {
 struct MemoryEstimate {
   Bytes weights, gradients, optimizer, activations, reserved;
   Bytes capacity;
+  bool fp8_activation_input = false;  // the activation function's input kept in fp8 (MemoryRule)
 
   Bytes total() const { return weights + gradients + optimizer + activations + reserved; }
   bool fits() const { return !(capacity < total()); }

@@ -126,7 +126,7 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
   }
   if (auto v = n.find("evaluation_overlaps_all_gathers")) s.evaluation_overlaps_all_gathers = v->as_bool();
   if (auto search = n.find("search")) {
-    search->expect_only({"tensor", "context", "pipeline", "virtual_stages", "recompute"});
+    search->expect_only({"tensor", "context", "pipeline", "virtual_stages", "recompute", "micro_batch"});
     LayoutSearch l;
     const auto sizes = [&](const char* key, std::vector<int>& out) {
       if (auto list = search->find(key)) {
@@ -138,6 +138,7 @@ ParallelSpec parse_spec(const config::ConfigNode& n, bool allow_table) {
     sizes("context", l.context);
     sizes("pipeline", l.pipeline);
     sizes("virtual_stages", l.virtual_stages);
+    sizes("micro_batch", l.micro_batch);
     if (auto list = search->find("recompute")) {
       for (const auto& v : list->elements()) l.recompute.push_back(parse_recompute(v));
       if (l.recompute.empty()) list->fail("needs at least one mode");

@@ -62,6 +62,8 @@ struct LayoutSearch {
   // recomputes only what memory forces.
   std::vector<int> virtual_stages;
   std::vector<Recompute> recompute;
+  // The micro-batch sizes the implementation accepts (empty: any that divides a rank's samples).
+  std::vector<int> micro_batch;
   bool empty() const { return tensor.empty() && context.empty() && pipeline.empty(); }
 };
 

@@ -64,7 +64,7 @@ std::int64_t transformer_parameters(const TransformerSpec& t) {
          (t.tied_embeddings ? 0 : table);
 }
 
-double kept_bytes_per_token(const TransformerSpec& t) {
+KeptBytes kept_bytes(const TransformerSpec& t) {
   const double d = static_cast<double>(t.hidden), f = static_cast<double>(t.ffn);
   const double q = static_cast<double>(t.heads * t.head_dim), kv = static_cast<double>(t.kv_heads * t.head_dim);
   const bool swiglu = t.activation == TransformerSpec::Activation::swiglu;
@@ -77,16 +77,27 @@ double kept_bytes_per_token(const TransformerSpec& t) {
     return t.lora->dropout ? 3 * wide : kBf16 * wide;
   };
   const bool qkv = frozen && t.lora->qkv, o = frozen && t.lora->o, mlp = frozen && t.lora->mlp;
-  double b = 2 * kBf16 * d;                 // the two norms' inputs
-  b += gemm_input(d, qkv);                  // the attention input
-  b += kBf16 * (q + 2 * kv);                // Q, K, V
-  b += kBf16 * q;                           // the attention output (the o GEMM's input)
-  if (o && t.lora->dropout) b += 3 * q;     // o's adapter: its dropout's output and mask
-  b += gemm_input(d, mlp);                  // the MLP input
-  b += (swiglu ? 2 * f : f) * (t.fp8_activation_input ? 1 : kBf16);  // the activation's input
-  b += gemm_input(f, mlp);                  // the second MLP GEMM's input
-  if (t.dropout) b += 2 * d;                // two hidden dropout masks
-  return b;
+  KeptBytes k;
+  // The sequence region: two norms' inputs, the attention and MLP inputs, two hidden dropout masks.
+  // Under LoRA the qkv adapter takes the norm's output gathered over the TP group (NeMo's
+  // mcore_mixins.py sets TransformerEngine's return_layernorm_output_gathered under sequence
+  // parallelism when qkv's all-gather is not overlapped, NeMo's default tp_comm_overlap_disable_qkv),
+  // so every TP rank keeps its dropped input and mask whole.
+  k.sequence = 2 * kBf16 * d + gemm_input(d, mlp) + (t.dropout ? 2 * d : 0);
+  if (qkv) {
+    k.tp_replicated = gemm_input(d, true);
+  } else {
+    k.sequence += gemm_input(d, false);
+  }
+  const double act_input = swiglu ? 2 * f : f;
+  double tensor = kBf16 * (q + 2 * kv);     // Q, K, V
+  tensor += kBf16 * q;                      // the attention output (the o GEMM's input)
+  if (o && t.lora->dropout) tensor += 3 * q;  // o's adapter: its dropout's output and mask
+  tensor += kBf16 * act_input;              // the activation's input (bf16; fp8 saves half)
+  tensor += gemm_input(f, mlp);             // the second MLP GEMM's input
+  k.total = k.sequence + k.tp_replicated + tensor;
+  k.fp8_saving = act_input * (kBf16 - 1);
+  return k;
 }
 
 std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
@@ -184,7 +195,11 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   const double kernels = (rope ? (fused ? 2 : 10) : 0) + 3 + (fused ? 1 : 2) + adapter_kernels_tensor;
   layer.ops.push_back(pass(rope ? "rope_activation" : "activation", rope_bytes + copies + act + adapter_in_tensor, kernels, true));
   layer.attention_activations = t.unfused_attention ? Bytes(5 * static_cast<double>(t.heads) * s * s) : Bytes(0);
-  layer.activations = Bytes(kept_bytes_per_token(t) * s) + layer.attention_activations;
+  const KeptBytes kept = kept_bytes(t);
+  layer.activations = Bytes(kept.total * s) + layer.attention_activations;
+  layer.sequence_activations = Bytes(kept.sequence * s);
+  layer.tp_replicated_activations = Bytes(kept.tp_replicated * s);
+  layer.fp8_activation_saving = t.fp8_activation_input == Fp8Store::never ? Bytes(0) : Bytes(kept.fp8_saving * s);
   layer.tp_tensor = hidden_state;
   layer.tp_all_gathers = 2;
   layer.tp_reduce_scatters = 2;

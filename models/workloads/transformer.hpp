@@ -76,8 +76,9 @@ struct TransformerSpec {
   // they run their softmax (`softmax`: serial unless overlapped).
   Op attention_precisions;
   // The activation function's input kept for backward in fp8 (TransformerEngine's
-  // activation_func_fp8_input_store, NeMo's FP8_ACTIVATION) instead of bf16.
-  bool fp8_activation_input = false;
+  // activation_func_fp8_input_store, NeMo's FP8_ACTIVATION) instead of bf16: never, always, or
+  // where a layout would not fit otherwise (MemoryRule::Fp8Store).
+  Fp8Store fp8_activation_input = Fp8Store::never;
 };
 
 TransformerSpec parse_transformer(const config::ConfigNode& node);
@@ -94,7 +95,15 @@ std::int64_t position_parameters(const TransformerSpec& spec);
 /// The LoRA adapters' parameters of one decoder layer (0 without LoRA).
 std::int64_t adapter_parameters(const TransformerSpec& spec);
 /// Bytes one decoder layer keeps per token for backward, without recompute and without the
-/// unfused attention's s x s terms (the counts above).
-double kept_bytes_per_token(const TransformerSpec& spec);
+/// unfused attention's s x s terms (the counts above), the activation function's input in bf16.
+/// Of them: `sequence`, in the sequence region (the norms'
+/// inputs, the GEMM inputs and dropout masks that sequence parallelism shards: Korthikanti et al.
+/// 2023's 10 s b h), which TP splits only under sequence parallelism; `tp_replicated`, what every
+/// TP rank keeps whole; `fp8_saving`, what storing the activation's input in fp8 saves.
+struct KeptBytes {
+  double total = 0, sequence = 0, tp_replicated = 0, fp8_saving = 0;
+};
+KeptBytes kept_bytes(const TransformerSpec& spec);
+inline double kept_bytes_per_token(const TransformerSpec& spec) { return kept_bytes(spec).total; }
 
 }  // namespace sp::models

@@ -112,7 +112,16 @@ TransformerSpec parse_transformer(const config::ConfigNode& n) {
   t.fused_elementwise = is_second(n, "elementwise", "eager", "fused");
   if (auto d = n.find("dropout")) t.dropout = d->as_bool();
   if (auto l = n.find("lora")) t.lora = parse_lora(*l, t);
-  t.fp8_activation_input = is_second(n, "activation_input", "bf16", "fp8");
+  if (auto a = n.find("activation_input")) {
+    const std::string v = a->as_string();
+    if (v == "fp8") {
+      t.fp8_activation_input = Fp8Store::always;
+    } else if (v == "fp8_where_needed") {
+      t.fp8_activation_input = Fp8Store::where_needed;
+    } else if (v != "bf16") {
+      a->fail("unknown activation_input '" + v + "'", "valid: bf16, fp8, fp8_where_needed");
+    }
+  }
   return t;
 }
 

@@ -133,6 +133,22 @@ std::string unsupported_split(const Workload& w, int tp, int cp, int pp) {
   if (cp > 1 && std::none_of(w.layers.begin(), w.layers.end(), [](const LayerGroup& l) { return l.cp_exchange.value() > 0; })) {
     return fmt::format("CP{}: {} describes no context-parallel exchange", cp, w.name);
   }
+  // Megatron-core's own limits: TP divides the attention heads and the key-value groups
+  // (attention.py: divide(num_attention_heads, world_size), divide(num_query_groups, world_size));
+  // load-balanced CP cuts the sequence in 2 x CP chunks (arguments.py: seq_length % (2 x CP) == 0).
+  for (const LayerGroup& l : w.layers) {
+    for (const Op& o : l.ops) {
+      if (o.kind != OpKind::attention || o.heads <= 0) continue;
+      const auto divides = [tp](double count) { return std::fmod(count, static_cast<double>(tp)) == 0; };
+      if (!divides(o.heads) || !divides(o.kv_heads > 0 ? o.kv_heads : o.heads)) {
+        return fmt::format("TP{}: {}'s {} attention heads and {} key-value groups do not split over {} ranks", tp,
+                           w.name, o.heads, o.kv_heads > 0 ? o.kv_heads : o.heads, tp);
+      }
+    }
+  }
+  if (cp > 1 && std::fmod(w.tokens_per_sample, 2.0 * cp) != 0) {
+    return fmt::format("CP{}: {}'s {} tokens a sample do not cut into 2 x {} chunks", cp, w.name, w.tokens_per_sample, cp);
+  }
   if (pp > 1) {
     // A stage may end after any instance but the last one.
     for (std::size_t i = 0; i < w.layers.size(); ++i) {

@@ -37,6 +37,13 @@ struct LayerGroup {
   std::vector<Op> ops;                    // the kernels it runs (models/workloads/ops.hpp)
   Bytes activations;                      // kept for backward, per sample, per instance
   Bytes attention_activations;            // of which the attention core's, what selective recompute drops
+  // Of them, those in the sequence region, which TP splits only under sequence parallelism (the
+  // norms' inputs, the GEMM inputs and dropout masks SP shards), and those every TP rank keeps
+  // whole (LoRA's qkv adapter input, handed to it gathered): the rest TP splits.
+  Bytes sequence_activations;
+  Bytes tp_replicated_activations;
+  // What keeping the activation function's input in fp8 rather than bf16 saves (MemoryRule::fp8).
+  Bytes fp8_activation_saving;
   // Tensor parallelism with sequence parallelism: per instance and sample, each forward (and
   // again each backward) all-gathers and reduce-scatters a tensor of this size in the TP group.
   Bytes tp_tensor;
@@ -56,9 +63,16 @@ struct LayerGroup {
   Bytes pipeline_boundary;
 };
 
+/// When an implementation stores a tensor in fp8 to save memory, on accelerators with fp8.
+enum class Fp8Store { never, always, where_needed };
+
 /// What one accelerator must hold (on top of activations).
 struct MemoryRule {
   Bytes weight_bytes_per_parameter;                // model weights as trained (fp16, bf16, fp8)
+  // The activation function's input kept in fp8 (LayerGroup::fp8_activation_saving): NVIDIA's v4.1
+  // Llama2 LoRA configs set FP8_ACTIVATION only where memory binds (one-node H200), so
+  // `where_needed` takes it only for a layout that would not fit otherwise.
+  Fp8Store fp8_activation_input = Fp8Store::never;
   Bytes optimizer_bytes_per_trainable_parameter;  // master weights and optimizer states
   Bytes reserved;                                   // framework, workspace, fragmentation
 };

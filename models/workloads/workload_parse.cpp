@@ -309,6 +309,7 @@ Workload parse_workload(const config::ConfigNode& n) {
   w.memory.weight_bytes_per_parameter = mem.at("weight_bytes_per_parameter").as_positive_bytes();
   w.memory.optimizer_bytes_per_trainable_parameter = mem.at("optimizer_bytes_per_trainable_parameter").as_nonnegative_bytes();
   w.memory.reserved = mem.at("reserved").as_nonnegative_bytes();
+  if (transformer) w.memory.fp8_activation_input = transformer->fp8_activation_input;
   w.runs_per_result = n.at("runs_per_result").as_count();
   const config::ConfigNode typical = n.at("typical_global_batch");
   for (const auto& [key, value] : typical.entries()) {

@@ -154,7 +154,7 @@ output::Table scaling_table(const std::vector<ScalingPoint>& points) {
     t.columns.push_back(std::move(c));
   }
   std::vector<std::string> layout, basis, runner_up, status, message, critical;
-  output::Column slower{"runner_up_slower", "1", "the next fastest layout's time to train / this one's - 1", false, {}, {}};
+  output::Column slower{"runner_up_slower", "1", "the runner-up's time to train / this one's - 1 (negative where the recipe was kept though the runner-up was faster)", false, {}, {}};
   for (const ScalingPoint& p : points) {
     critical.push_back(p.estimate.ok() ? models::describe_critical_path(p.estimate.step) : "-");
     layout.push_back(p.estimate.status == "invalid_layout" ? "-" : p.estimate.layout.describe());

@@ -165,6 +165,13 @@ TEST(LayoutSearch, ReportsWhyNothingFitsAndNulloptWhenNothingResolves) {
   const auto e = fastest_layout(full, p, 8, 8, base, one_node);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->status, "out_of_memory");
+  // On one H100 nothing fits at any micro-batch: the answer is the candidate that came closest,
+  // one sequence a micro-batch, not the eight tried first.
+  const Workload lora1 = testing::shipped_workload("llama2_70b_lora");
+  const auto alone = fastest_layout(lora1, p, 1, 8, lora1.parallelism.for_accelerators(1), LayoutSearch{});
+  ASSERT_TRUE(alone);
+  EXPECT_EQ(alone->status, "out_of_memory");
+  EXPECT_EQ(alone->layout.micro_batch, 1) << alone->message;
   // A global batch of 7 splits over no data-parallel size but 1: with the search limited to
   // TP1 CP1 PP1 (DP8), and the recipes' DP4 and DP2, nothing resolves.
   LayoutSearch dp_only;
@@ -252,6 +259,54 @@ TEST(LayoutSearch, PipelinesOnlyWhereNothingWithoutOneFits) {
   const auto flat = fastest_layout(w, p, 8, 8, base, free);
   ASSERT_TRUE(flat && flat->ok());
   EXPECT_EQ(flat->layout.pp, 1) << flat->layout.describe();
+}
+
+TEST(LayoutSearch, AnImplementationsMicroBatchesAreTheOnlyOnesTried) {
+  // Llama2-70B LoRA on 8 B200s at global batch 32: the recipe TP1 CP2 runs 8 micro-batches of one
+  // sequence a replica; without a limit the next-fastest sizes, TP2 CP1, run micro-batches of 2,
+  // which fit 180 GB. NeMo's packed sequences take one a micro-batch (the workload's search:
+  // {micro_batch: [1]}), so with the limit the runner-up keeps mb1 too.
+  const Workload w = testing::shipped_workload("llama2_70b_lora");
+  const Platform p = testing::shipped_platform("dgx_b200");
+  ParallelSpec base = w.parallelism.for_accelerators(8);
+  ASSERT_TRUE(base.search.has_value());
+  EXPECT_EQ(base.search->micro_batch, std::vector<int>{1});
+  const auto limited = fastest_layout(w, p, 8, 32, base, *base.search);
+  ASSERT_TRUE(limited && limited->ok());
+  EXPECT_EQ(limited->layout.micro_batch, 1) << limited->layout.describe();
+  EXPECT_NE(limited->runner_up.find(" mb1 "), std::string::npos) << limited->runner_up;
+  const auto free = fastest_layout(w, p, 8, 32, base, LayoutSearch{});
+  ASSERT_TRUE(free && free->ok());
+  EXPECT_NE(free->runner_up.find(" mb2 "), std::string::npos) << free->runner_up;
+}
+
+TEST(LayoutSearch, ARecipeWithAPipelineDoesNotStopThePipelineSearch) {
+  // Llama 3.1 405B on 16,384 H200s: nothing without a pipeline fits, the recipe TP8 PP16 does.
+  // Pipelines are searched where no layout without one fits, the recipe's own pipeline no reason
+  // to stop: the search compares other pipelines (and says which came second).
+  const Workload w = testing::shipped_workload("llama3_405b_pretrain");
+  const Platform p = testing::shipped_platform("dgx_h200");
+  const ParallelSpec base = w.parallelism.for_accelerators(16384);
+  const auto e = fastest_layout(w, p, 16384, 2048, base, base.search.value_or(LayoutSearch{}));
+  ASSERT_TRUE(e && e->ok());
+  EXPECT_GT(e->layout.pp, 1);
+  EXPECT_FALSE(e->runner_up.empty()) << e->layout.describe();
+}
+
+TEST(LayoutSearch, TensorParallelismDividesTheHeadsAndTheKeyValueGroups) {
+  // Megatron-core divides the attention heads and the key-value groups by TP (attention.py):
+  // Llama2-70B has 64 heads in 8 groups, so TP8 is its widest; TP16 within a 72-GPU NVLink domain
+  // is refused, not simulated.
+  const Workload w = testing::shipped_workload("llama2_70b_lora");
+  EXPECT_EQ(unsupported_split(w, 8, 1, 1), "");
+  EXPECT_NE(unsupported_split(w, 16, 1, 1).find("64 attention heads and 8 key-value groups do not split over 16"),
+            std::string::npos)
+      << unsupported_split(w, 16, 1, 1);
+  const Platform nvl72 = testing::shipped_platform("gb200_nvl72");
+  const ParallelSpec base = w.parallelism.for_accelerators(512);
+  const auto e = fastest_layout(w, nvl72, 512, 64, base, LayoutSearch{});
+  ASSERT_TRUE(e && e->ok());
+  EXPECT_LE(e->layout.tp, 8) << e->layout.describe();
 }
 
 TEST(LayoutSearch, NeverTriesASplitTheWorkloadDescribesNoTrafficFor) {

@@ -132,6 +132,73 @@ TEST(Memory, FullRecomputeKeepsEachLayersInputAndOneLayersActivations) {
   EXPECT_DOUBLE_EQ(estimate_memory(w, a, testing::layout(testing::simple_platform(), 1, 2, spec)).activations.value(), 2.4e9);
 }
 
+TEST(Memory, SequenceParallelismSplitsTheSequenceRegionAndAGatheredInputStaysWhole) {
+  // Two layers keeping 1 GB a sample, of which 0.4 GB in the sequence region and 0.1 GB every TP
+  // rank keeps whole (a gathered adapter input), at TP4, micro-batch 1. With sequence parallelism
+  // TP splits all but the 0.1: (0.9 / 4 + 0.1) x 2 = 0.65 GB. Without it the sequence region stays
+  // whole too (Korthikanti et al. 2023, Table 2): (0.5 / 4 + 0.5) x 2 = 1.25 GB. Under full
+  // recompute each layer keeps its 0.08 GB input (the sequence region) and one layer's activations
+  // again: SP (0.02 x 2 + 0.325) = 0.365 GB, without (0.08 x 2 + 0.625) = 0.785 GB.
+  Workload w = testing::two_layer_workload(1, 1);
+  for (LayerGroup& l : w.layers) {
+    l.activations = Bytes(1e9);
+    l.sequence_activations = Bytes(0.4e9);
+    l.tp_replicated_activations = Bytes(0.1e9);
+    l.pipeline_boundary = Bytes(0.08e9);
+  }
+  const Platform p = testing::simple_platform();
+  ParallelSpec spec;
+  spec.tensor = 4;
+  spec.micro_batch = 1;
+  const auto activations = [&](bool sp, Recompute r) {
+    spec.sequence_parallel = sp;
+    spec.recompute = r;
+    return estimate_memory(w, p.accelerator, testing::layout(p, 4, 1, spec)).activations.value();
+  };
+  EXPECT_NEAR(activations(true, Recompute::none), 0.65e9, 1);
+  EXPECT_NEAR(activations(false, Recompute::none), 1.25e9, 1);
+  EXPECT_NEAR(activations(true, Recompute::full), 0.365e9, 1);
+  EXPECT_NEAR(activations(false, Recompute::full), 0.785e9, 1);
+}
+
+TEST(Memory, Fp8StorageOnlyWhereTheAcceleratorHasItAndTheActivationInputOnlyWhereNeeded) {
+  // Llama2-70B LoRA keeps SwiGLU's input (2 x 28,672 a token, 80 layers) in bf16 unless a layout
+  // would not fit: fp8 saves 57,344 x 8,192 tokens x 80 = 37.58 GB a sequence before TP and CP split.
+  const Workload w = testing::shipped_workload("llama2_70b_lora");
+  Workload bf16_only = w;
+  bf16_only.memory.fp8_activation_input = Fp8Store::never;
+  const double saving = 57'344.0 * 8192 * 80;
+  ParallelSpec spec = w.parallelism.for_accelerators(8);
+  spec.micro_batch = 1;
+  // H100, TP4 CP1 (NVIDIA's one-node recipe, which leaves FP8_ACTIVATION off): fits in bf16.
+  const Platform h100 = testing::shipped_platform("dgx_h100");
+  spec.tensor = 4;
+  spec.context = 1;
+  const MemoryEstimate m4 = estimate_memory(w, h100.accelerator, testing::layout(h100, 8, 8, spec));
+  EXPECT_TRUE(m4.fits()) << m4.describe();
+  EXPECT_FALSE(m4.fp8_activation_input);
+  // H200, TP1 CP2 (NVIDIA's H200 recipe, FP8_ACTIVATION=True): bf16 does not fit, fp8 does, and
+  // saves the input's half of a rank's share: 37.58 GB / (TP1 x CP2).
+  const Platform h200 = testing::shipped_platform("dgx_h200");
+  spec.tensor = 1;
+  spec.context = 2;
+  const ParallelLayout l12 = testing::layout(h200, 8, 8, spec);
+  const MemoryEstimate bf16 = estimate_memory(bf16_only, h200.accelerator, l12);
+  const MemoryEstimate m12 = estimate_memory(w, h200.accelerator, l12);
+  EXPECT_FALSE(bf16.fits()) << bf16.describe();
+  EXPECT_TRUE(m12.fits()) << m12.describe();
+  EXPECT_TRUE(m12.fp8_activation_input);
+  EXPECT_NEAR((bf16.activations - m12.activations).value(), saving / 2, 1e3);
+  // An A100 has no FP8 GEMMs: the weights stay in bf16 (2 B, not fp8_params' 1 B), and no
+  // activation in fp8.
+  const Platform a100 = testing::shipped_platform("dgx_a100");
+  spec.tensor = 4;
+  spec.context = 2;
+  const MemoryEstimate ma = estimate_memory(w, a100.accelerator, testing::layout(a100, 8, 8, spec));
+  EXPECT_NEAR(ma.weights.value(), 2.0 * static_cast<double>(w.total_parameters()) / 4, 1);
+  EXPECT_FALSE(ma.fp8_activation_input);
+}
+
 TEST(Parallelism, GroupsFollowTheRankOrder) {
   const Platform p = testing::shipped_platform("dgx_h100");
   ParallelSpec s;

@@ -170,6 +170,11 @@ TEST(Transformer, KeptActivationsAreKorthikantisCountTensorByTensor) {
   gpt.activation = TransformerSpec::Activation::gelu;
   gpt.dropout = true;
   EXPECT_DOUBLE_EQ(kept_bytes_per_token(gpt), 34.0 * 6144);
+  // Of which the sequence region, which TP splits only under sequence parallelism (Korthikanti's
+  // Table 2: 10 s b h + 24 s b h / t without it): the norms' inputs 4, the attention and MLP
+  // inputs 2 + 2, the dropout masks 1 + 1.
+  EXPECT_DOUBLE_EQ(kept_bytes(gpt).sequence, 10.0 * 6144);
+  EXPECT_DOUBLE_EQ(kept_bytes(gpt).tp_replicated, 0.0);
   // Llama 2 70B (d 8192, GQA kv = 1024, SwiGLU f = 28672, no dropout): norms 4 d, attention input
   // 2 d, Q K V 2 (8192 + 2048) = 2.5 d, output 2 d, MLP input 2 d, SwiGLU's gate and up 4 f = 14 d,
   // down's input 2 f = 7 d: 33.5 d.
@@ -180,14 +185,19 @@ TEST(Transformer, KeptActivationsAreKorthikantisCountTensorByTensor) {
   llama.head_dim = 128;
   llama.ffn = 28672;
   EXPECT_DOUBLE_EQ(kept_bytes_per_token(llama), 33.5 * 8192);
+  EXPECT_DOUBLE_EQ(kept_bytes(llama).sequence, 8.0 * 8192);  // norms 4, attention and MLP inputs 2 + 2
   // Its LoRA (qkv and o adapted, adapter dropout): the frozen GEMMs keep no input; the qkv adapter
   // its dropped input and mask (3 d), o's 3 q = 3 d beside the attention output flash attention
   // keeps; the MLP only SwiGLU's input: 4 + 3 + 2.5 + 2 + 3 + 14 = 28.5 d; SwiGLU's input in fp8
-  // (7 d): 21.5 d.
+  // saves 7 d (21.5 d). The qkv adapter gets the norm's output gathered over TP (NeMo's
+  // return_layernorm_output_gathered): its 3 d are kept whole on every TP rank; the sequence
+  // region keeps only the norms' inputs.
   llama.lora = TransformerSpec::Lora{16, true, true, false, true, "bf16"};
-  EXPECT_DOUBLE_EQ(kept_bytes_per_token(llama), 28.5 * 8192);
-  llama.fp8_activation_input = true;
-  EXPECT_DOUBLE_EQ(kept_bytes_per_token(llama), 21.5 * 8192);
+  const KeptBytes lora = kept_bytes(llama);
+  EXPECT_DOUBLE_EQ(lora.total, 28.5 * 8192);
+  EXPECT_DOUBLE_EQ(lora.total - lora.fp8_saving, 21.5 * 8192);
+  EXPECT_DOUBLE_EQ(lora.tp_replicated, 3.0 * 8192);
+  EXPECT_DOUBLE_EQ(lora.sequence, 4.0 * 8192);
 }
 
 const std::string kLlama2LoRA =
@@ -231,8 +241,13 @@ TEST(Transformer, LoraFreezesTheBaseAndTrainsRankRAdaptersBesideIt) {
   EXPECT_DOUBLE_EQ(op_named(l, "norms_residuals").forward_kernels, 19);
   EXPECT_DOUBLE_EQ(op_named(l, "rope_activation").forward_bytes_per_token.value(), 817'152);
   EXPECT_DOUBLE_EQ(op_named(l, "rope_activation").forward_kernels, 20);
-  // Kept for backward: 21.5 d a token (KeptActivations above).
-  EXPECT_DOUBLE_EQ(l.activations.value(), 21.5 * 8192 * 8192);
+  // Kept for backward: 28.5 d a token, 21.5 d with SwiGLU's input in fp8 where a layout needs it
+  // (KeptActivations above); the qkv adapter's 3 d on every TP rank whole, the norms' inputs 4 d
+  // in the sequence region.
+  EXPECT_DOUBLE_EQ(l.activations.value(), 28.5 * 8192 * 8192);
+  EXPECT_DOUBLE_EQ(l.fp8_activation_saving.value(), 7.0 * 8192 * 8192);
+  EXPECT_DOUBLE_EQ(l.tp_replicated_activations.value(), 3.0 * 8192 * 8192);
+  EXPECT_DOUBLE_EQ(l.sequence_activations.value(), 4.0 * 8192 * 8192);
   // FP8 attention where the sequence is whole, BF16 under CP, FP8 under CP on Blackwell.
   const Op& attention = op_named(l, "self");
   EXPECT_EQ(attention.precision, "fp8");

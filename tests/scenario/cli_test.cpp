@@ -341,7 +341,8 @@ TEST(Cli, PredictKeepsEveryRowAndSaysWhyOneCannotBeModelled) {
          "llama2_70b_lora,NVIDIA H100-SXM5-80GB,8,1,8,8,3\n";
   }
   ASSERT_EQ(run("predict --systems " + (dir / "tp3.csv").string() + " --out " + out.string()).status, 0);
-  EXPECT_NE(slurp(out).find(",ok,the declared TP3 CP1 PP1 does not fit; predicted with the fastest layout that does"),
+  EXPECT_NE(slurp(out).find(",ok,the declared TP3 CP1 PP1 cannot run (TP3: llama2_70b_lora's 64 attention heads and 8 "
+                            "key-value groups do not split over 3 ranks); predicted with the fastest layout that does"),
             std::string::npos) << slurp(out);
 }
 
