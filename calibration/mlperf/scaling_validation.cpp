@@ -304,7 +304,11 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
         std::vector<CurvePoint> points;
         for (std::size_t i = 0; i < rows.size(); ++i) {
           const MlperfResult& r = rows[i];
-          if (r.benchmark != target.benchmark || r.system() == system || !r.time_to_train_min || !r.global_batch) continue;
+          // The rows the fold's model fit uses: a filing repeated from the same logs counts once.
+          if (r.benchmark != target.benchmark || r.system() == system || !r.time_to_train_min || !r.global_batch ||
+              r.repeats_an_earlier_row(rows, i)) {
+            continue;
+          }
           points.push_back({kinds[i], scored_samples(w, *r.global_batch, r.round), static_cast<double>(*r.global_batch),
                             static_cast<double>(r.accelerators), *r.time_to_train_min});
         }

@@ -2,7 +2,9 @@
 // predicted from a measured time of fewer nodes of the same accelerator kind, as
 //   T(N) = T(anchor, published) x model(N) / model(anchor)
 // so that what the two systems share (software level, the kind's efficiency) cancels and only
-// the scaling between them is judged; the model calibrated without the predicted system. Beside
+// the scaling between them is judged; the model calibrated without the predicted system (every row
+// of it, in every benchmark, with its logged phases). The anchor row and its phases stay in the
+// fold's fit: they are the user's measurement, which the prediction is allowed to know. Beside
 // it, on the same rows and folds, the two-parameter throughput curve (throughput_curve.hpp) and
 // perfect scaling with the RCPs' convergence: what the simulator has to beat.
 #pragma once
