@@ -116,13 +116,7 @@ HeldOut hold_out(const Context& cx, const std::string& group, const Eigen::Vecto
   for (std::size_t i = 0; i < cx.problem.rows().size(); ++i) {
     (cx.group_of(cx.problem.rows()[i]) == group ? out.rows : train).push_back(i);
   }
-  // The fold's objective has local minima (a software level trades against a host time where two
-  // rows pin them): fitted from the priors and from `start` (the fit on every row), the lower
-  // cost kept, as validate --scaling does. Either is a start; the result is a stationary point of
-  // the fold's objective, which the left-out rows are not in.
-  const FitProblem::Fit from_prior = cx.problem.fit(train, cx.problem.prior(), 25);
-  const FitProblem::Fit from_start = cx.problem.fit(train, start, 25);
-  out.fit = from_start.cost < from_prior.cost ? from_start : from_prior;
+  out.fit = cx.problem.fit_fold(train, start, 25);  // from the priors and from `start`, the lower cost
   models::Calibration c = cx.problem.calibration(out.fit);
   set_model_errors(c, cx.problem, train, inner_errors(cx, train, out.fit.x));
   for (std::size_t i : out.rows) out.predictions.push_back(predict_row(cx, cx.problem.rows()[i], c, samples, seed));

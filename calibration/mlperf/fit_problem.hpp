@@ -83,6 +83,12 @@ class FitProblem {
   /// Fits on the rows `use`, from `start` (parameters no used row depends on, and the levels of
   /// the reference, are reset to their priors and stay there).
   Fit fit(const std::vector<std::size_t>& use, Eigen::VectorXd start, int iterations = 40) const;
+  /// A held-out fold's fit: its objective has local minima (a software level trades against a
+  /// host time where two rows pin them), so it is fitted from the priors and from `also` (the fit
+  /// on every row), and the lower cost is kept (the priors' on a tie; one fit where `also` is the
+  /// priors). Either is a start: the result is a stationary point of the fold's objective, which
+  /// the left-out rows are not in.
+  Fit fit_fold(const std::vector<std::size_t>& use, const Eigen::VectorXd& also, int iterations) const;
 
   /// The fit as a models::Calibration (levels the fit saw, with their uncertainties); model
   /// errors are left at 0 for the caller.

@@ -281,12 +281,8 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
     for (std::size_t i = 0; i < pb.rows().size(); ++i) {
       if (pb.rows()[i].system != system) train.push_back(i);
     }
-    // The fold's own optimum: its objective has local minima (Llama's evaluation costs trade
-    // against its software efficiency), so it is fitted from the priors and from the fit on every
-    // row, and the lower cost is kept. The start is a start: the result is a stationary point of
-    // the fold's objective, which the left-out rows are not in.
-    const FitProblem::Fit from_prior = pb.fit(train, pb.prior(), 25), from_full = pb.fit(train, full, 25);
-    const models::Calibration c = pb.calibration(from_full.cost < from_prior.cost ? from_full : from_prior);
+    // The fold's own optimum, from the priors and from the fit on every row (FitProblem::fit_fold).
+    const models::Calibration c = pb.calibration(pb.fit_fold(train, full, 25));
     const SystemModelInputs in{catalog, platforms, c, 0, 1};
     // The curve of each benchmark, fitted on the fold's rows of it (every kind).
     std::map<std::string, ThroughputCurve> curves;

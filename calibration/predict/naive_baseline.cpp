@@ -15,17 +15,18 @@ void add_naive_baselines(std::vector<ValidationRow>& rows, BaselineExclusion exc
     const ValidationRow* best = nullptr;
     const std::string own = r.row.system();
     // Same kind first, then the nearest count in log N (as the ratio larger / smaller: an exact
-    // division, so 4 and 16 around 8 tie on every machine), then the system's name: what a row
-    // is, not where it stands in the file.
-    std::tuple<bool, double, std::string> best_key{};
+    // division, so 4 and 16 around 8 tie on every machine), then the system's name, its size and
+    // its time: what a row is, not where it stands in the file.
+    std::tuple<bool, double, std::string, int, double> best_key{};
     for (const ValidationRow& o : rows) {
       if (&o == &r || o.row.benchmark != r.row.benchmark || !o.row.time_to_train_min) continue;
       if (!(o.prediction.peak_flops > 0) || o.row.accelerators <= 0) continue;
       if (o.row.system() == own) continue;
       if (exclusion == BaselineExclusion::kind && o.prediction.kind == r.prediction.kind) continue;
       const double m = o.row.accelerators;
-      std::tuple<bool, double, std::string> key{o.prediction.kind != r.prediction.kind, std::max(m, n) / std::min(m, n),
-                                                o.row.system()};
+      std::tuple<bool, double, std::string, int, double> key{o.prediction.kind != r.prediction.kind,
+                                                             std::max(m, n) / std::min(m, n), o.row.system(),
+                                                             o.row.accelerators, *o.row.time_to_train_min};
       if (!best || key < best_key) {
         best = &o;
         best_key = std::move(key);

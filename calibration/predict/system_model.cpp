@@ -284,8 +284,9 @@ SystemPrediction predict_system(const MlperfResult& row, const SystemModelInputs
     const models::EvaluationCost cost = models::evaluation_at(e, w, converged.value_or(e.convergence.mean_samples));
     for (const PhaseObservation& o : row.phases) out.phase_seconds.push_back(modelled_phase(e, cost, o.phase));
   }
-  // The Monte Carlo stream of a row is named by what the row is, not where it stands in its file:
-  // the same row draws the same interval whatever the order of the rows around it.
+  // The Monte Carlo stream of a row is named by what the row is (benchmark, system, size, batch,
+  // round), not where it stands in its file: the same row draws the same interval whatever the
+  // order of the rows around it.
   const std::uint64_t stream = fnv1a64(fmt::format("{}|{}|{}|{}|{}", row.benchmark, row.system(), row.accelerators,
                                                    row.global_batch.value_or(0), row.round));
   models::add_prediction_interval(out.estimate, w, out.platform, in.samples, in.seed, stream);

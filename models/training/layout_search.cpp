@@ -171,7 +171,6 @@ struct Search {
     // bubble for memory: where the memory is there, 1F1B only adds the bubble). A recipe with a
     // pipeline that fits says nothing about layouts without one: it does not stop the search.
     std::vector<Candidate> all;
-    allowed_micro_batches = limits.micro_batch;
     for (bool pipelines : {false, true}) {
       if (pipelines && fits_without_pipeline) break;
       each_size(w, p, n, base, limits, pipelines, [&](const ParallelSpec& s) {
@@ -221,7 +220,9 @@ struct Search {
       }
       out.push_back({s, step_lower_bound_s(w, p, *l)});
       if (l->pp == 1) {
-        fits_without_pipeline = true;
+        // Only a layout that can run says pipelines are not needed (a declared TP16 of 8
+        // key-value groups fits in memory but is refused when simulated).
+        if (unsupported_split(w, l->tp, l->cp, l->pp).empty()) fits_without_pipeline = true;
         break;
       }
     }
@@ -259,7 +260,7 @@ bool some_layout_resolves(const Workload& w, const Platform& p, int n, std::int6
   std::string why;
   // The candidates Search::add_fitting resolves, without their memory or a step.
   const auto resolves = [&](ParallelSpec s, const std::vector<Recompute>& recompute) {
-    for (int mb : micro_batches(s, n, gbs)) {
+    for (int mb : micro_batches(s, n, gbs, limits.micro_batch)) {
       s.micro_batch = mb;
       if (recompute.empty()) {
         if (resolve_layout(s, p.topology, n, gbs, why)) return true;
@@ -291,6 +292,7 @@ std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform
                                                const ParallelSpec& base, const LayoutSearch& search,
                                                Fidelity fidelity, LayoutFallback fallback, LayoutChoice choice) {
   Search s{w, p, n, gbs, fidelity};
+  s.allowed_micro_batches = search.micro_batch;  // for the declared layout and the recipe too
   if (base.declared) {
     if (auto e = s.consider(base, search.recompute)) return chosen(*e, "declared", nullptr);
     if (fallback == LayoutFallback::none) return s.first_bad;
@@ -317,7 +319,7 @@ std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform
     const TrainingEstimate* other = key_of(best->layout) == key_of(recipe->layout) ? second : best;
     return chosen(*recipe, "recipe", other);
   }
-  return chosen(*best, base.declared ? "searched: the declared layout does not fit" : "searched", second);
+  return chosen(*best, base.declared ? "searched: the declared layout does not fit or cannot run" : "searched", second);
 }
 
 }  // namespace sp::models

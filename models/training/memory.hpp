@@ -1,7 +1,10 @@
 // Memory feasibility: what one accelerator holds for a layout, against its capacity. Weights and
 // gradients are split by tensor and pipeline parallelism; optimizer states also by the data- and
 // context-parallel group with the distributed optimizer (ZeRO-1); activations of the micro-batches
-// in flight (1F1B keeps up to p of them on the first stage) by tensor and context parallelism.
+// in flight (1F1B keeps up to p of them on the first stage) by context parallelism and by tensor
+// parallelism, except the sequence region without sequence parallelism and what every TP rank
+// keeps whole (LayerGroup::sequence_activations, tp_replicated_activations). FP8 storage only on
+// accelerators with FP8 GEMMs.
 #pragma once
 
 #include <string>

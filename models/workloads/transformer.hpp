@@ -77,7 +77,7 @@ struct TransformerSpec {
   Op attention_precisions;
   // The activation function's input kept for backward in fp8 (TransformerEngine's
   // activation_func_fp8_input_store, NeMo's FP8_ACTIVATION) instead of bf16: never, always, or
-  // where a layout would not fit otherwise (MemoryRule::Fp8Store).
+  // where a layout would not fit otherwise (Fp8Store, MemoryRule::fp8_activation_input).
   Fp8Store fp8_activation_input = Fp8Store::never;
 };
 
@@ -99,7 +99,9 @@ std::int64_t adapter_parameters(const TransformerSpec& spec);
 /// Of them: `sequence`, in the sequence region (the norms'
 /// inputs, the GEMM inputs and dropout masks that sequence parallelism shards: Korthikanti et al.
 /// 2023's 10 s b h), which TP splits only under sequence parallelism; `tp_replicated`, what every
-/// TP rank keeps whole; `fp8_saving`, what storing the activation's input in fp8 saves.
+/// TP rank keeps whole (LoRA's qkv adapter input, gathered as NeMo hands it over when qkv's
+/// all-gather is not overlapped, its default: taken for every LoRA on qkv); `fp8_saving`, what
+/// storing the activation's input in fp8 saves.
 struct KeptBytes {
   double total = 0, sequence = 0, tp_replicated = 0, fp8_saving = 0;
 };

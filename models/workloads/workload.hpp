@@ -42,7 +42,8 @@ struct LayerGroup {
   // whole (LoRA's qkv adapter input, handed to it gathered): the rest TP splits.
   Bytes sequence_activations;
   Bytes tp_replicated_activations;
-  // What keeping the activation function's input in fp8 rather than bf16 saves (MemoryRule::fp8).
+  // What keeping the activation function's input in fp8 rather than bf16 saves
+  // (MemoryRule::fp8_activation_input).
   Bytes fp8_activation_saving;
   // Tensor parallelism with sequence parallelism: per instance and sample, each forward (and
   // again each backward) all-gathers and reduce-scatters a tensor of this size in the TP group.
@@ -69,9 +70,9 @@ enum class Fp8Store { never, always, where_needed };
 /// What one accelerator must hold (on top of activations).
 struct MemoryRule {
   Bytes weight_bytes_per_parameter;                // model weights as trained (fp16, bf16, fp8)
-  // The activation function's input kept in fp8 (LayerGroup::fp8_activation_saving): NVIDIA's v4.1
-  // Llama2 LoRA configs set FP8_ACTIVATION only where memory binds (one-node H200), so
-  // `where_needed` takes it only for a layout that would not fit otherwise.
+  // The activation function's input kept in fp8 (LayerGroup::fp8_activation_saving): of NVIDIA's
+  // v4.1 Llama2 LoRA configs only the one-node H200 ones, where memory binds, set FP8_ACTIVATION,
+  // so `where_needed` takes it only for a layout that would not fit otherwise.
   Fp8Store fp8_activation_input = Fp8Store::never;
   Bytes optimizer_bytes_per_trainable_parameter;  // master weights and optimizer states
   Bytes reserved;                                   // framework, workspace, fragmentation

@@ -189,14 +189,20 @@ TEST(Memory, Fp8StorageOnlyWhereTheAcceleratorHasItAndTheActivationInputOnlyWher
   EXPECT_TRUE(m12.fits()) << m12.describe();
   EXPECT_TRUE(m12.fp8_activation_input);
   EXPECT_NEAR((bf16.activations - m12.activations).value(), saving / 2, 1e3);
-  // An A100 has no FP8 GEMMs: the weights stay in bf16 (2 B, not fp8_params' 1 B), and no
-  // activation in fp8.
+  // An A100 has no FP8 GEMMs: the weights stay in bf16 (2 B, not fp8_params' 1 B), and an
+  // implementation that always keeps the activation's input in fp8 keeps it in bf16 there.
   const Platform a100 = testing::shipped_platform("dgx_a100");
   spec.tensor = 4;
   spec.context = 2;
-  const MemoryEstimate ma = estimate_memory(w, a100.accelerator, testing::layout(a100, 8, 8, spec));
+  Workload always = w;
+  always.memory.fp8_activation_input = Fp8Store::always;
+  const ParallelLayout l42 = testing::layout(a100, 8, 8, spec);
+  const MemoryEstimate ma = estimate_memory(always, a100.accelerator, l42);
   EXPECT_NEAR(ma.weights.value(), 2.0 * static_cast<double>(w.total_parameters()) / 4, 1);
   EXPECT_FALSE(ma.fp8_activation_input);
+  EXPECT_EQ(ma.activations, estimate_memory(bf16_only, a100.accelerator, l42).activations);
+  // On an H200 the same workload always keeps it in fp8, fitting or not.
+  EXPECT_TRUE(estimate_memory(always, h200.accelerator, l12).fp8_activation_input);
 }
 
 TEST(Parallelism, GroupsFollowTheRankOrder) {
