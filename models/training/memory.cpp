@@ -1,6 +1,7 @@
 #include "models/training/memory.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -28,15 +29,17 @@ struct Kept {
   }
 };
 
-MemoryEstimate estimate(const Workload& w, const Accelerator& a, const ParallelLayout& l, bool fp8_activation_input) {
+// `narrowest`: the element bytes of the narrowest GEMM precision the accelerator runs (fp8, or
+// what fp8 falls back to there).
+MemoryEstimate estimate(const Workload& w, const Accelerator& a, const ParallelLayout& l, Bytes narrowest,
+                        bool fp8_activation_input) {
   MemoryEstimate m;
   m.fp8_activation_input = fp8_activation_input;
   const double model_shard = 1.0 / (l.tp * l.pp);
   const double trainable = static_cast<double>(w.trainable_parameters()) * model_shard;
   // FP8 weights (fp8_params) only where the accelerator runs FP8 GEMMs; elsewhere the workload's
   // GEMMs fall back to bf16 (kernel_costs.hpp gemm_dtype), and so do the weights they read.
-  const bool fp8 = gemm_dtype(a, "fp8") == "fp8";
-  const Bytes weight_bytes = !fp8 && w.memory.weight_bytes_per_parameter.value() < 2 ? Bytes(2) : w.memory.weight_bytes_per_parameter;
+  const Bytes weight_bytes = std::max(w.memory.weight_bytes_per_parameter, narrowest);
   m.weights = weight_bytes * (static_cast<double>(w.total_parameters()) * model_shard);
   m.gradients = w.gradient_bytes_per_parameter * trainable;
   m.optimizer = w.memory.optimizer_bytes_per_trainable_parameter * (trainable / l.optimizer_shards);
@@ -83,10 +86,12 @@ MemoryEstimate estimate(const Workload& w, const Accelerator& a, const ParallelL
 
 MemoryEstimate estimate_memory(const Workload& w, const Accelerator& a, const ParallelLayout& l) {
   // TransformerEngine keeps the activation's input in fp8 only on accelerators with FP8 GEMMs.
-  const Fp8Store store = gemm_dtype(a, "fp8") == "fp8" ? w.memory.fp8_activation_input : Fp8Store::never;
-  if (store == Fp8Store::always) return estimate(w, a, l, true);
-  MemoryEstimate m = estimate(w, a, l, false);
-  if (store == Fp8Store::where_needed && !m.fits()) m = estimate(w, a, l, true);
+  const std::string narrowest = gemm_dtype(a, "fp8");
+  const Bytes bytes(element_bytes(narrowest));
+  const Fp8Store store = narrowest == "fp8" ? w.memory.fp8_activation_input : Fp8Store::never;
+  if (store == Fp8Store::always) return estimate(w, a, l, bytes, true);
+  MemoryEstimate m = estimate(w, a, l, bytes, false);
+  if (store == Fp8Store::where_needed && !m.fits()) m = estimate(w, a, l, bytes, true);
   return m;
 }
 

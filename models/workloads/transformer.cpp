@@ -7,6 +7,7 @@ namespace sp::models {
 namespace {
 
 constexpr double kBf16 = 2;  // bytes of an activation element as trained (hidden states, K and V)
+constexpr double kFp8 = 1;   // bytes of one kept in fp8 (TransformerEngine's fp8 activation store)
 
 Op gemm(const std::string& name, std::int64_t n, std::int64_t k, TpSplit split) {
   Op op;
@@ -96,7 +97,7 @@ KeptBytes kept_bytes(const TransformerSpec& t) {
   tensor += kBf16 * act_input;              // the activation's input (bf16; fp8 saves half)
   tensor += gemm_input(f, mlp);             // the second MLP GEMM's input
   k.total = k.sequence + k.tp_replicated + tensor;
-  k.fp8_saving = act_input * (kBf16 - 1);
+  k.fp8_saving = act_input * (kBf16 - kFp8);
   return k;
 }
 

@@ -139,10 +139,11 @@ std::string unsupported_split(const Workload& w, int tp, int cp, int pp) {
   for (const LayerGroup& l : w.layers) {
     for (const Op& o : l.ops) {
       if (o.kind != OpKind::attention || o.heads <= 0) continue;
+      const double groups = o.kv_heads > 0 ? o.kv_heads : o.heads;
       const auto divides = [tp](double count) { return std::fmod(count, static_cast<double>(tp)) == 0; };
-      if (!divides(o.heads) || !divides(o.kv_heads > 0 ? o.kv_heads : o.heads)) {
+      if (!divides(o.heads) || !divides(groups)) {
         return fmt::format("TP{}: {}'s {} attention heads and {} key-value groups do not split over {} ranks", tp,
-                           w.name, o.heads, o.kv_heads > 0 ? o.kv_heads : o.heads, tp);
+                           w.name, o.heads, groups, tp);
       }
     }
   }
