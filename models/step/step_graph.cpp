@@ -55,7 +55,7 @@ constexpr std::uint32_t kPending = 0x80000000u;
 
 }  // namespace
 
-StepGraph Builder::build() {
+void Builder::make_instances() {
   const Shard shard = shard_of(w_, lay_);
   for (const LayerGroup& l : w_.layers) {
     const LayerCompute lc = layer_compute(l, w_, p_.accelerator, shard);
@@ -80,6 +80,53 @@ StepGraph Builder::build() {
     for (Instance& in : inst_) passes.push_back(&in.compute);
     dispatch_from_host(passes, w_.dispatch_per_kernel);
   }
+}
+
+Duration Builder::backward_work(const Instance& in) const {
+  if (!in.layer->backward_pass) return {};
+  Duration t = in.compute.backward.time;
+  if (reruns_forward(*in.layer)) t += in.compute.forward.time;
+  if (lay_.recompute == Recompute::selective) t += in.attention_forward;
+  return t;
+}
+
+std::vector<std::vector<int>> Builder::split() const {
+  std::vector<double> costs;
+  for (const Instance& in : inst_) costs.push_back(to_seconds(in.compute.forward.time + in.compute.backward.time));
+  return split_contiguous(costs, lay_.pp * lay_.virtual_stages);
+}
+
+Duration Builder::compute_bound() {
+  make_instances();
+  const int stages = lay_.pp, m = lay_.micro_batches;
+  if (static_cast<int>(inst_.size()) < stages * lay_.virtual_stages) return {};  // build() refuses it
+  const std::vector<std::vector<int>> assigned = split();
+  std::vector<Duration> stage_work(static_cast<std::size_t>(stages));
+  Duration fill, drain, last_backward;  // fill, drain: parts 0 .. PP-2 (chunk 0 of every stage but the last)
+  for (std::size_t j = 0; j < assigned.size(); ++j) {
+    for (int k : assigned[j]) {
+      const Instance& in = inst_[static_cast<std::size_t>(k)];
+      const Duration f = in.compute.forward.time, b = backward_work(in);
+      stage_work[j % static_cast<std::size_t>(stages)] += f + b;
+      if (static_cast<int>(j) == stages - 1) last_backward += b;
+      if (static_cast<int>(j) < stages - 1) {
+        fill += f;
+        drain += b;
+      }
+    }
+  }
+  // Each stage runs its micro-batches' work one at a time on one compute stream. The last stage
+  // starts when the first micro-batch's forward has crossed parts 0 .. PP-2, and the backward of
+  // its last part PP-1 is its last op (every other op of that micro-batch precedes it), after
+  // which that backward crosses parts PP-2 .. 0: (m + (PP-1)/v) x the per-stage work when balanced.
+  Duration busiest;
+  for (Duration d : stage_work) busiest = max(busiest, d);
+  if (last_backward == Duration{}) drain = {};  // no backward on part PP-1 to end the last stage
+  return max(scale(busiest, m), fill + scale(stage_work.back(), m) + drain);
+}
+
+StepGraph Builder::build() {
+  make_instances();
   const int stages = lay_.pp, m = lay_.micro_batches, v = lay_.virtual_stages, parts = stages * v;
   if (static_cast<int>(inst_.size()) < parts) {
     throw ModelError(fmt::format("PP{}{} needs at least {} layers to place, {} has {}", stages,
@@ -89,9 +136,7 @@ StepGraph Builder::build() {
   last_compute_.assign(static_cast<std::size_t>(stages), 0);
   // Part j of the model (contiguous layers) is chunk j / PP of stage j % PP: with interleaving a
   // micro-batch visits every stage v times.
-  std::vector<double> costs;
-  for (const Instance& in : inst_) costs.push_back(to_seconds(in.compute.forward.time + in.compute.backward.time));
-  const std::vector<std::vector<int>> assigned = split_contiguous(costs, parts);
+  const std::vector<std::vector<int>> assigned = split();
   const auto part = [&](int s, int c) { return c * stages + s; };
 
   struct DpPhase {
@@ -237,12 +282,7 @@ StepGraph Builder::build() {
     for (int k : ks) {
       const Instance& in = inst_[static_cast<std::size_t>(k)];
       const LayerCompute& lc = in.compute;
-      compute += lc.forward.time;
-      if (in.layer->backward_pass) {
-        compute += lc.backward.time;
-        if (reruns_forward(*in.layer)) compute += lc.forward.time;
-        if (lay_.recompute == Recompute::selective) compute += in.attention_forward;
-      }
+      compute += lc.forward.time + backward_work(in);
       flops += lc.forward.model_flops + lc.backward.model_flops;  // model FLOPs: recompute is not counted
     }
     for (int c = 0; c < v; ++c) {  // each chunk's input arrives from the part before it
@@ -271,6 +311,10 @@ StepGraph Builder::build() {
 
 StepGraph build_step_graph(const Workload& w, const Platform& p, const ParallelLayout& lay) {
   return detail::Builder(w, p, lay).build();
+}
+
+Duration step_compute_bound(const Workload& w, const Platform& p, const ParallelLayout& lay) {
+  return detail::Builder(w, p, lay).compute_bound();
 }
 
 }  // namespace sp::models

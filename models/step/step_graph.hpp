@@ -86,4 +86,11 @@ struct StepGraph {
 /// (the executor replaces them by flows at flow fidelity).
 StepGraph build_step_graph(const Workload& workload, const Platform& platform, const ParallelLayout& layout);
 
+/// A lower bound of that step from compute alone (communication, stragglers, the optimizer and
+/// the host only add): the busiest stage's micro-batches one after another, and the last stage's
+/// work between the pipeline's fill (the first micro-batch's forward through parts 0 .. PP-2)
+/// and drain (the last one's backward back through them), (m + (PP - 1) / v) x a stage's work
+/// per micro-batch where the parts are balanced. Zero for a layout build_step_graph refuses.
+Duration step_compute_bound(const Workload& workload, const Platform& platform, const ParallelLayout& layout);
+
 }  // namespace sp::models

@@ -38,6 +38,9 @@ class Builder {
   Builder(const Workload& w, const Platform& p, const ParallelLayout& lay) : w_(w), p_(p), lay_(lay) {}
 
   StepGraph build();
+  // A lower bound of build()'s step: each stage's compute, and the pipeline's fill and drain
+  // (step_compute_bound).
+  Duration compute_bound();
 
  private:
   std::uint32_t add(GraphOp op) {
@@ -60,6 +63,13 @@ class Builder {
     o.deps = std::move(deps);
     return add(std::move(o));
   }
+  // The layer instances with their compute (inst_), dispatched from the host where it is eager.
+  void make_instances();
+  // Which layer instances each of the PP x v parts holds, balanced by compute.
+  std::vector<std::vector<int>> split() const;
+  // What an instance's backward costs its stage: nothing for a frozen stem; with the forward
+  // again under full recompute, the attention's under selective.
+  Duration backward_work(const Instance& in) const;
   // Full recompute reruns a checkpointed layer's forward before its backward.
   bool reruns_forward(const LayerGroup& l) const { return lay_.recompute == Recompute::full && l.checkpointed; }
   // The layer's TP all-gather and reduce-scatter (comm ids), -1 where it has none; without

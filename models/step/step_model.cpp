@@ -178,6 +178,11 @@ double straggler_factor(const Platform& p, int accelerators, const std::vector<D
   return expected_slowest_pace(g, p.rank_speed_sd()) - 1.0;
 }
 
+Duration step_lower_bound(const Workload& w, const Platform& p, const ParallelLayout& lay, int accelerators) {
+  const double slower = straggler_factor(p, std::max(1, accelerators / lay.pp));
+  return scale(step_compute_bound(w, p, lay), 1.0 + slower) + w.host_per_step;
+}
+
 void add_stragglers(StepGraph& g, const Platform& p, int accelerators) {
   // The slowest rank's compute: every compute operation longer by the expected pace of the
   // slowest of N, its stage's base time counted (the fill and drain pay it too: a small excess).

@@ -78,6 +78,14 @@ void add_stragglers(StepGraph& graph, const Platform& platform, int accelerators
 StepResult simulate_step(const Workload& workload, const Platform& platform, const ParallelLayout& layout,
                          int accelerators, Fidelity fidelity = Fidelity::analytic, StepTrace* trace = nullptr);
 
+/// A lower bound of simulate_step's step at any fidelity, without simulating it: the compute
+/// bound of the graph (step_compute_bound: each stage's work, the pipeline's fill and drain) at
+/// the pace of the slowest of the longest stage's N / PP ranks, which is at most the straggler
+/// factor's (equal to it without a pipeline), and the host's time. Communication and the
+/// interference it causes only add.
+Duration step_lower_bound(const Workload& workload, const Platform& platform, const ParallelLayout& layout,
+                          int accelerators);
+
 /// "backward 55 %; forward 27 %; dp_comm 12 %": the critical path's phases above 1 %, largest first.
 std::string describe_critical_path(const StepResult& r);
 

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "models/compute/compute_model.hpp"
+#include "models/step/step_model.hpp"
 #include "sim/core/error.hpp"
 
 namespace sp::models {
@@ -57,20 +57,6 @@ std::vector<int> micro_batches(const ParallelSpec& s, int n, std::int64_t gbs, c
 using Key = std::tuple<int, int, int>;  // tp, cp, pp
 Key key_of(const ParallelLayout& l) { return {l.tp, l.cp, l.pp}; }
 
-// A lower bound of the step: the host's time and the compute of the layout's shard, without
-// communication or stragglers, which the simulated step can only add. The busiest stage computes
-// at least the average of the m micro-batches, and one micro-batch's forward and backward through
-// every stage are a chain (the pipeline's fill and drain), each at most at the full rate.
-double step_lower_bound_s(const Workload& w, const Platform& p, const ParallelLayout& l) {
-  const Shard sh = shard_of(w, l);
-  double per_micro_batch = 0;
-  for (const LayerGroup& g : w.layers) {
-    const LayerCompute c = layer_compute(g, w, p.accelerator, sh);
-    per_micro_batch += to_seconds(c.forward.time + c.backward.time) * g.repeat;
-  }
-  return std::max(per_micro_batch * l.micro_batches / l.pp, per_micro_batch) + to_seconds(w.host_per_step);
-}
-
 // Every set of sizes the limits allow for N (each a power of two that divides it unless listed;
 // TP within one scale-up domain), with or without a pipeline, and each of the limits' virtual
 // stages where there is one: `visit` gets the spec, its micro-batch unset, and returns true to
@@ -101,7 +87,8 @@ void each_size(const Workload& w, const Platform& p, int n, const ParallelSpec& 
 
 struct Candidate {
   ParallelSpec spec;
-  double bound_s = 0;  // step_lower_bound_s
+  double bound_s = 0;  // step_lower_bound
+  Key key;             // its sizes
 };
 
 struct Search {
@@ -165,7 +152,7 @@ struct Search {
 
   // Every size the limits allow with the micro-batches that fit, simulated in order of their
   // lower bound; one whose bound cannot beat the runner-up is not (it could be neither the
-  // fastest nor the next).
+  // fastest nor the next), nor one whose bound cannot beat the fastest of its own sizes.
   void grid(const ParallelSpec& base, const LayoutSearch& limits) {
     // Without pipelines first; pipelines only where nothing without one fits (a pipeline trades a
     // bubble for memory: where the memory is there, 1F1B only adds the bubble). A recipe with a
@@ -180,8 +167,11 @@ struct Search {
     }
     std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.bound_s < b.bound_s; });
     for (const Candidate& c : all) {
-      const double beat = to_beat_s();
-      if (beat >= 0 && c.bound_s * seconds_per_step_second >= beat) break;
+      const double beat = to_beat_s(), bound = c.bound_s * seconds_per_step_second;
+      if (beat >= 0 && bound >= beat) break;
+      // Nor can one slower than what its own sizes already reach (it would not replace it).
+      const auto same = fastest.find(c.key);
+      if (same != fastest.end() && bound >= to_seconds(same->second.time_to_train)) continue;
       evaluate(c.spec);
     }
   }
@@ -218,7 +208,7 @@ struct Search {
         }
         continue;
       }
-      out.push_back({s, step_lower_bound_s(w, p, *l)});
+      out.push_back({s, to_seconds(step_lower_bound(w, p, *l, n)), key_of(*l)});
       if (l->pp == 1) {
         // Only a layout that can run says pipelines are not needed (a declared TP16 of 8
         // key-value groups fits in memory but is refused when simulated).
