@@ -15,6 +15,7 @@ namespace sp::models {
 namespace {
 
 constexpr double kSlowest = 0.05;  // compute keeps at least this share of its rate
+constexpr std::uint32_t kNone = 0xffffffffu;
 
 }  // namespace
 
@@ -34,9 +35,17 @@ class Executor {
   Executor(const StepGraph& g, const Platform& p, Fidelity f, Engine& engine, FlowNetwork& net,
            std::vector<NetworkLinks> links)
       : g_(g), p_(p), f_(f), engine_(engine), net_(net), links_(std::move(links)) {
-    dependents_.resize(g_.ops.size());
-    for (std::uint32_t i = 0; i < g_.ops.size(); ++i) {
-      for (std::uint32_t d : g_.ops[i].deps) dependents_[d].push_back(i);
+    // Who waits for each op, in one array by op (first_dependent_[i] .. [i + 1]).
+    const std::size_t n = g_.ops.size();
+    first_dependent_.assign(n + 1, 0);
+    for (const GraphOp& op : g_.ops) {
+      for (std::uint32_t d : op.deps) ++first_dependent_[d + 1];
+    }
+    for (std::size_t i = 0; i < n; ++i) first_dependent_[i + 1] += first_dependent_[i];
+    dependents_.resize(first_dependent_[n]);
+    std::vector<std::uint32_t> fill(first_dependent_.begin(), first_dependent_.end() - 1);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      for (std::uint32_t d : g_.ops[i].deps) dependents_[fill[d]++] = i;
     }
   }
 
@@ -191,7 +200,8 @@ class Executor {
       }
       release(i, sms(g_.comms[static_cast<std::size_t>(op.comm)]));
     }
-    for (std::uint32_t d : dependents_[i]) {
+    for (std::uint32_t e = first_dependent_[i]; e < first_dependent_[i + 1]; ++e) {
+      const std::uint32_t d = dependents_[e];
       if (--waiting_[d] == 0) try_start(stream(g_.ops[d]));
     }
     try_start(s);
@@ -212,7 +222,7 @@ class Executor {
   std::vector<std::uint32_t> waiting_;
   std::vector<double> load_;                     // per communication op: the HBM share it holds
   std::vector<std::optional<EventId>> release_;  // flow: when it stops holding it
-  std::vector<std::vector<std::uint32_t>> dependents_;
+  std::vector<std::uint32_t> first_dependent_, dependents_;
   Execution out_;
   std::size_t finished_ = 0;
   std::function<void()> done_;
@@ -236,6 +246,52 @@ Execution execute_step(const StepGraph& graph, const Platform& platform, Fidelit
   Execution out = x.result();
   out.events = engine.events_processed();
   return out;
+}
+
+Duration uncontended_end(const StepGraph& g, bool communication) {
+  // A longest path over the dependencies and each stream's order (Kahn's algorithm: a pipeline
+  // receive may name a send created later), its edges in one array by source op.
+  const auto n = static_cast<std::uint32_t>(g.ops.size());
+  std::vector<std::uint32_t> before(n, kNone), first(n + 1, 0), waiting(n, 0);
+  std::vector<std::array<std::uint32_t, kStreamKinds>> last(static_cast<std::size_t>(g.stages));
+  for (auto& l : last) l.fill(kNone);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const GraphOp& op = g.ops[i];
+    std::uint32_t& prev = last[static_cast<std::size_t>(op.stage)][static_cast<std::size_t>(op.stream)];
+    before[i] = prev;
+    prev = i;
+    for (std::uint32_t d : op.deps) ++first[d + 1];
+    if (before[i] != kNone) ++first[before[i] + 1];
+    waiting[i] = static_cast<std::uint32_t>(op.deps.size()) + (before[i] != kNone ? 1 : 0);
+  }
+  for (std::uint32_t i = 0; i < n; ++i) first[i + 1] += first[i];
+  std::vector<std::uint32_t> next(first[n]), fill(first.begin(), first.end() - 1);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    for (std::uint32_t d : g.ops[i].deps) next[fill[d]++] = i;
+    if (before[i] != kNone) next[fill[before[i]]++] = i;
+  }
+  std::vector<Duration> ready(n);
+  std::vector<std::uint32_t> todo;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (waiting[i] == 0) todo.push_back(i);
+  }
+  Duration end;
+  std::uint32_t done = 0;
+  while (!todo.empty()) {
+    const std::uint32_t i = todo.back();
+    todo.pop_back();
+    ++done;
+    const GraphOp& op = g.ops[i];
+    const Duration finish = ready[i] + (op.comm < 0 || communication ? op.work : Duration{});
+    end = max(end, finish);
+    for (std::uint32_t e = first[i]; e < first[i + 1]; ++e) {
+      const std::uint32_t d = next[e];
+      ready[d] = max(ready[d], finish);
+      if (--waiting[d] == 0) todo.push_back(d);
+    }
+  }
+  if (done != n) throw std::logic_error("step graph deadlock: an operation never became ready");
+  return end;
 }
 
 struct StepPlayer::Impl {

@@ -42,6 +42,13 @@ struct Execution {
 
 Execution execute_step(const StepGraph& graph, const Platform& platform, Fidelity fidelity);
 
+/// When `graph` ends with every operation taking its `work` (communication nothing where
+/// `communication` is false) and waiting only for its dependencies and its stream's order: the
+/// analytic execution without the interference of communication on compute, which only slows
+/// compute down, so a lower bound of execute_step's end at the analytic fidelity (at any, without
+/// communication).
+Duration uncontended_end(const StepGraph& graph, bool communication);
+
 /// One job's step graph played in flow fidelity on an engine and network it shares with other
 /// jobs (shared_fabric.hpp), step after step: `stage_links` are its pipeline stages' links, whose
 /// leaf shares may be links other jobs use too.

@@ -133,6 +133,7 @@ StepGraph Builder::build() {
                                  v > 1 ? fmt::format(" x {} virtual stages", v) : "", parts, w_.name, inst_.size()));
   }
   g_.stages = stages;
+  g_.ops.reserve(static_cast<std::size_t>(m) * inst_.size() * 12);
   last_compute_.assign(static_cast<std::size_t>(stages), 0);
   // Part j of the model (contiguous layers) is chunk j / PP of stage j % PP: with interleaving a
   // micro-batch visits every stage v times.
@@ -211,13 +212,13 @@ StepGraph Builder::build() {
       send_fwd[static_cast<std::size_t>(part(s, c))].assign(static_cast<std::size_t>(m), 0);
       send_bwd[static_cast<std::size_t>(part(s, c))].assign(static_cast<std::size_t>(m), 0);
     }
-    std::vector<std::vector<std::uint32_t>> forward_done(static_cast<std::size_t>(m));
+    std::vector<OpDeps> forward_done(static_cast<std::size_t>(m));
     std::uint32_t last_dp = 0;
     bool any_dp = false;
     for (const auto& [forward, chunk, mb] : order) {
       const int j = part(s, chunk);
       const std::vector<int>& kc = assigned[static_cast<std::size_t>(j)];
-      std::vector<std::uint32_t> after;
+      OpDeps after;
       if (forward && j > 0) {
         after.push_back(kPending + static_cast<std::uint32_t>(pending.size()));
         pending.push_back({true, j - 1, mb});
@@ -247,7 +248,7 @@ StepGraph Builder::build() {
         if (mb != m - 1) continue;  // gradients are reduced once, after the last micro-batch
         for (const BucketPlan::Bucket& b : buckets) {
           if (b.closes_at != *it) continue;
-          std::vector<std::uint32_t> deps = {last_compute_[static_cast<std::size_t>(s)]};
+          OpDeps deps = {last_compute_[static_cast<std::size_t>(s)]};
           for (const DpPhase& ph : phases) {
             if (ph.group->ranks() <= 1) continue;
             last_dp = comm_op(Phase::dp_comm, StreamKind::dp, s, *it, mb,

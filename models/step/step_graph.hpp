@@ -23,6 +23,7 @@
 #include "models/network/platform.hpp"
 #include "models/workloads/parallelism.hpp"
 #include "models/workloads/workload.hpp"
+#include "sim/core/inline_vector.hpp"
 #include "sim/core/time.hpp"
 
 namespace sp::models {
@@ -44,6 +45,9 @@ enum class Phase { forward, backward, optimizer, tp_comm, cp_comm, dp_comm, para
 const char* phase_name(Phase p);
 inline bool is_compute(Phase p) { return p == Phase::forward || p == Phase::backward || p == Phase::optimizer; }
 
+/// The operations one waits for: nearly always one to three, kept inline.
+using OpDeps = InlineVector<std::uint32_t, 4>;
+
 struct GraphOp {
   Phase phase = Phase::forward;
   StreamKind stream = StreamKind::compute;
@@ -55,7 +59,7 @@ struct GraphOp {
   double memory_share = 0;  // compute: the share of `work` HBM bandwidth bounds (element-wise kernels)
   int comm = -1;         // communication: index into StepGraph::comms
   int peer = -1;         // pipeline send: the stage it goes to
-  std::vector<std::uint32_t> deps;
+  OpDeps deps;
 };
 
 /// A collective or transfer: what the flow fidelity plays on the links.

@@ -51,7 +51,7 @@ class Builder {
   int comm(const Group& group, CollectiveOp op, Bytes bytes);
   int transfer(Bytes bytes);  // to a pipeline neighbour
   std::uint32_t comm_op(Phase phase, StreamKind stream, int stage, int layer, int mb, int c,
-                        std::vector<std::uint32_t> deps) {
+                        OpDeps deps) {
     GraphOp o;
     o.phase = phase;
     o.stream = stream;
@@ -100,7 +100,7 @@ class Builder {
   MicroBatchForward evaluation_forward(const std::vector<int>& ks);
   // One layer instance's pass for one micro-batch: its compute with the TP and CP communication
   // around or beside it; returns the ops the next layer waits for.
-  std::vector<std::uint32_t> layer_pass(int stage, int k, int mb, bool forward, std::vector<std::uint32_t> after);
+  OpDeps layer_pass(int stage, int k, int mb, bool forward, OpDeps after);
 
   const Workload& w_;
   const Platform& p_;

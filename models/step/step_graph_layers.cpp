@@ -100,8 +100,7 @@ MicroBatchForward Builder::evaluation_forward(const std::vector<int>& ks) {
   return {compute, max(Duration::zero(), issued.device - compute)};
 }
 
-std::vector<std::uint32_t> Builder::layer_pass(int stage, int k, int mb, bool forward,
-                                               std::vector<std::uint32_t> after) {
+OpDeps Builder::layer_pass(int stage, int k, int mb, bool forward, OpDeps after) {
   const Instance& in = inst_[static_cast<std::size_t>(k)];
   const LayerGroup& l = *in.layer;
   if (!forward && !l.backward_pass) return after;  // a frozen stem: no backward at all
@@ -132,8 +131,8 @@ std::vector<std::uint32_t> Builder::layer_pass(int stage, int k, int mb, bool fo
     const Bytes bytes = l.cp_exchange * (static_cast<double>(lay_.micro_batch) / lay_.tp);
     kv = comm(lay_.cp_group, forward ? CollectiveOp::all_gather : CollectiveOp::reduce_scatter, bytes);
   }
-  std::vector<std::uint32_t> next;
-  const auto tp_ops = [&](int id, int count, std::vector<std::uint32_t> deps) {
+  OpDeps next;
+  const auto tp_ops = [&](int id, int count, const OpDeps& deps) {
     std::uint32_t last = 0;
     for (int i = 0; i < count; ++i) last = comm_op(Phase::tp_comm, StreamKind::tp, stage, k, mb, id, deps);
     return last;  // the stream runs them in order: the last one ends last
@@ -143,7 +142,7 @@ std::vector<std::uint32_t> Builder::layer_pass(int stage, int k, int mb, bool fo
   // for, then those beside it, then the reduce-scatters waiting for it, so that nothing beside the
   // compute queues behind them.
   const TpExposure e = rs >= 0 ? tp_exposure(l, forward, true, n_ag, n_rs) : TpExposure{};
-  c.deps = e.gathers_before > 0 ? std::vector<std::uint32_t>{tp_ops(ag, e.gathers_before, after)} : after;
+  c.deps = e.gathers_before > 0 ? OpDeps{tp_ops(ag, e.gathers_before, after)} : after;
   last_compute_[static_cast<std::size_t>(stage)] = add(std::move(c));
   const std::uint32_t computed = last_compute_[static_cast<std::size_t>(stage)];
   const int gathers_beside = n_ag - e.gathers_before, scatters_beside = n_rs - e.scatters_after;

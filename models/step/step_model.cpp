@@ -249,11 +249,35 @@ StepResult simulate_whole(const Workload& w, const Platform& p, const ParallelLa
 
 }  // namespace
 
+namespace {
+
+// The micro-batches simulate_step simulates whole, and its group (the step grows a group at a
+// time: the interleaved schedule runs micro-batches in groups of PP).
+std::pair<int, int> simulated_micro_batches(const ParallelLayout& lay) {
+  const int group = lay.virtual_stages > 1 ? lay.pp : 1;
+  return {(kMaxSimulatedMicroBatches + group - 1) / group * group, group};
+}
+
+}  // namespace
+
+Duration step_graph_lower_bound(const Workload& w, const Platform& p, const ParallelLayout& lay, int accelerators,
+                                Fidelity fidelity) {
+  // Past the simulated micro-batches the step is extrapolated from those by its steady state's
+  // time a micro-batch, which is at least the busiest stage's work: the graph's bound at the
+  // simulated ones, and what the compute bound grows by from there (its slope, that work or
+  // the last stage's, is no steeper).
+  ParallelLayout first = lay;
+  first.micro_batches = std::min(lay.micro_batches, simulated_micro_batches(lay).first);
+  StepGraph g = build_step_graph(w, p, first);
+  add_stragglers(g, p, accelerators);
+  const Duration compute = step_lower_bound(w, p, lay, accelerators);
+  const Duration more = compute - step_lower_bound(w, p, first, accelerators);
+  return max(compute, uncontended_end(g, fidelity == Fidelity::analytic) + w.host_per_step + more);
+}
+
 StepResult simulate_step(const Workload& w, const Platform& p, const ParallelLayout& lay, int accelerators,
                          Fidelity fidelity, StepTrace* trace) {
-  // The interleaved schedule runs micro-batches in groups of PP: its step grows a group at a time.
-  const int group = lay.virtual_stages > 1 ? lay.pp : 1;
-  const int simulated = (kMaxSimulatedMicroBatches + group - 1) / group * group;
+  const auto [simulated, group] = simulated_micro_batches(lay);
   if (lay.micro_batches <= simulated) return simulate_whole(w, p, lay, accelerators, fidelity, trace);
   ParallelLayout shorter = lay, longer = lay;
   shorter.micro_batches = simulated;

@@ -85,6 +85,12 @@ StepResult simulate_step(const Workload& workload, const Platform& platform, con
 /// interference it causes only add.
 Duration step_lower_bound(const Workload& workload, const Platform& platform, const ParallelLayout& layout,
                           int accelerators);
+/// A tighter one, at the cost of building the step's graph: its operations at their own times,
+/// the stragglers' included, waiting only for their dependencies and streams (uncontended_end:
+/// without communication's interference on compute; without communication at all but at the
+/// analytic fidelity, whose collective times the graph holds).
+Duration step_graph_lower_bound(const Workload& workload, const Platform& platform, const ParallelLayout& layout,
+                                int accelerators, Fidelity fidelity);
 
 /// "backward 55 %; forward 27 %; dp_comm 12 %": the critical path's phases above 1 %, largest first.
 std::string describe_critical_path(const StepResult& r);

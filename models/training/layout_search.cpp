@@ -87,8 +87,8 @@ void each_size(const Workload& w, const Platform& p, int n, const ParallelSpec& 
 
 struct Candidate {
   ParallelSpec spec;
-  double bound_s = 0;  // step_lower_bound
-  Key key;             // its sizes
+  ParallelLayout layout;  // it resolves to
+  double bound_s = 0;     // step_lower_bound
 };
 
 struct Search {
@@ -167,11 +167,20 @@ struct Search {
     }
     std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.bound_s < b.bound_s; });
     for (const Candidate& c : all) {
-      const double beat = to_beat_s(), bound = c.bound_s * seconds_per_step_second;
-      if (beat >= 0 && bound >= beat) break;
+      const double beat = to_beat_s();
+      if (beat >= 0 && c.bound_s * seconds_per_step_second >= beat) break;
       // Nor can one slower than what its own sizes already reach (it would not replace it).
-      const auto same = fastest.find(c.key);
-      if (same != fastest.end() && bound >= to_seconds(same->second.time_to_train)) continue;
+      const auto same = fastest.find(key_of(c.layout));
+      const auto cannot_place = [&](double bound_s) {
+        const double t = bound_s * seconds_per_step_second;
+        return (beat >= 0 && t >= beat) || (same != fastest.end() && t >= to_seconds(same->second.time_to_train));
+      };
+      if (cannot_place(c.bound_s)) continue;
+      // The graph's bound, tighter and dearer, where there is something to beat.
+      if ((beat >= 0 || same != fastest.end()) &&
+          cannot_place(to_seconds(step_graph_lower_bound(w, p, c.layout, n, fidelity)))) {
+        continue;
+      }
       evaluate(c.spec);
     }
   }
@@ -208,7 +217,7 @@ struct Search {
         }
         continue;
       }
-      out.push_back({s, to_seconds(step_lower_bound(w, p, *l, n)), key_of(*l)});
+      out.push_back({s, *l, to_seconds(step_lower_bound(w, p, *l, n))});
       if (l->pp == 1) {
         // Only a layout that can run says pipelines are not needed (a declared TP16 of 8
         // key-value groups fits in memory but is refused when simulated).

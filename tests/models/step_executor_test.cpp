@@ -160,4 +160,29 @@ TEST(StepExecutor, StreamsRunInOrderAndWaitForTheirInputs) {
   EXPECT_EQ(x.end.ps(), milliseconds(6).ps());
 }
 
+TEST(StepExecutor, WithoutContentionAGraphEndsAtItsLongestPathOfDependenciesAndStreams) {
+  // A 3 ms compute op, then a 2 ms collective waiting for it (DP stream), a 1 ms compute op that
+  // waits only for its stream (3 -> 4 ms), and a 1 ms compute op after the collective (5 -> 6 ms).
+  // Uncontended: 6 ms; with the collective taking nothing, 5 ms (the last op after the 1 ms one,
+  // 4 -> 5). Played, the collective's 16 SMs of 128 slow the second op (3 -> 4.14 ms) and the
+  // last starts at 5: 6 ms again, never below the uncontended end.
+  Platform p = two_nodes();
+  p.topology.tiers[0].communication_sms = 16;
+  StepGraph g = layer_beside_tp(p, Duration{});
+  g.ops = {op(Phase::forward, StreamKind::compute, milliseconds(3)),
+           op(Phase::dp_comm, StreamKind::dp, milliseconds(2), 0, {0}),
+           op(Phase::forward, StreamKind::compute, milliseconds(1)),
+           op(Phase::backward, StreamKind::compute, milliseconds(1), -1, {1})};
+  EXPECT_EQ(uncontended_end(g, true).ps(), milliseconds(6).ps());
+  EXPECT_EQ(uncontended_end(g, false).ps(), milliseconds(5).ps());
+  const Execution x = execute_step(g, p, Fidelity::analytic);
+  EXPECT_NEAR(to_seconds(x.spans[2].end - SimTime::zero()), 3e-3 + 1e-3 / 0.875, 1e-9);
+  EXPECT_EQ((x.end - SimTime::zero()).ps(), milliseconds(6).ps());
+  // A receive named before its send (a pipeline's) is no deadlock.
+  std::swap(g.ops[0], g.ops[1]);
+  g.ops[0].deps = {1};
+  g.ops[3].deps = {0};
+  EXPECT_EQ(uncontended_end(g, true).ps(), milliseconds(6).ps());
+}
+
 }  // namespace sp::models
