@@ -103,7 +103,6 @@ struct Search {
   std::optional<std::string> unsimulated{};      // why the first one that fits could not be simulated
   double seconds_per_step_second = 0;         // time to train per second of step (any estimate)
   std::vector<int> allowed_micro_batches{};   // LayoutSearch::micro_batch
-  bool fits_without_pipeline = false;         // some candidate so far (the recipe's included)
 
   std::optional<TrainingEstimate> evaluate(const ParallelSpec& s) {
     TrainingEstimate e;
@@ -154,12 +153,11 @@ struct Search {
   // lower bound; one whose bound cannot beat the runner-up is not (it could be neither the
   // fastest nor the next), nor one whose bound cannot beat the fastest of its own sizes.
   void grid(const ParallelSpec& base, const LayoutSearch& limits) {
-    // Without pipelines first; pipelines only where nothing without one fits (a pipeline trades a
-    // bubble for memory: where the memory is there, 1F1B only adds the bubble). A recipe with a
-    // pipeline that fits says nothing about layouts without one: it does not stop the search.
+    // With and without pipelines: a pipeline trades a bubble for memory, and where a layout
+    // without one fits only by recomputing (full recompute: the forward again, a third more
+    // compute), or only at a TP whose communication is exposed, the bubble may cost less.
     std::vector<Candidate> all;
     for (bool pipelines : {false, true}) {
-      if (pipelines && fits_without_pipeline) break;
       each_size(w, p, n, base, limits, pipelines, [&](const ParallelSpec& s) {
         add_fitting(s, all, limits.recompute);
         return false;
@@ -218,12 +216,7 @@ struct Search {
         continue;
       }
       out.push_back({s, *l, to_seconds(step_lower_bound(w, p, *l, n))});
-      if (l->pp == 1) {
-        // Only a layout that can run says pipelines are not needed (a declared TP16 of 8
-        // key-value groups fits in memory but is refused when simulated).
-        if (unsupported_split(w, l->tp, l->cp, l->pp).empty()) fits_without_pipeline = true;
-        break;
-      }
+      if (l->pp == 1) break;
     }
   }
 

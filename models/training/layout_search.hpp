@@ -29,10 +29,11 @@ enum class LayoutFallback {
 enum class LayoutChoice { fastest, recipe };
 
 /// The search space beyond the recipe: every power of two up to these sizes that divides N
-/// (TP also within one scale-up domain), pipelines only where no layout without one fits in
-/// memory (1F1B trades a bubble for memory), and every micro-batch that divides a data-parallel
-/// rank's samples (with pipelines, which trade the bubble against kernel efficiency; without,
-/// the largest that fits: gradient accumulation only runs slower).
+/// (TP also within one scale-up domain), with and without pipelines (1F1B trades a bubble for
+/// memory, which may cost less than the recompute or the TP a layout without one needs), and
+/// every micro-batch that divides a data-parallel rank's samples (with pipelines, which trade
+/// the bubble against kernel efficiency; without, the largest that fits: gradient accumulation
+/// only runs slower).
 inline constexpr int kMaxContextParallel = 16;
 /// What an output's layout_basis column holds.
 inline constexpr const char* kLayoutBasis =

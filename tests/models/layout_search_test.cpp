@@ -18,14 +18,14 @@ struct Candidate {
   double seconds = std::numeric_limits<double>::infinity();  // inf: does not resolve or fit
 };
 
-// Llama2-70B LoRA at 8 accelerators and global batch 8, every TP x CP the search may try (powers
-// of two, TP within the node; pipelines only where nothing without one fits, which on 8 H100s or
-// H200s TP4 does), each at its fastest micro-batch that fits.
+// Llama2-70B LoRA at 8 accelerators and global batch 8, every TP x CP x PP the search may try
+// (powers of two, TP within the node; pipelines without interleaving, which LayoutSearch{} does
+// not list), each at its fastest micro-batch that fits.
 std::vector<Candidate> brute_force(const Workload& w, const Platform& p, const ParallelSpec& base) {
   std::vector<Candidate> out;
   for (int tp : {1, 2, 4, 8}) {
     for (int cp : {1, 2, 4, 8}) {
-      for (int pp : {1}) {
+      for (int pp : {1, 2, 4, 8}) {
         Candidate c{tp, cp, pp};
         if (8 % (tp * cp * pp) != 0) continue;
         for (int mb : {8, 4, 2, 1}) {
@@ -237,11 +237,11 @@ TEST(LayoutSearch, SaysWhyWhenTheLayoutsThatFitCannotBeSimulated) {
   ASSERT_TRUE(usual && usual->ok());
 }
 
-TEST(LayoutSearch, PipelinesOnlyWhereNothingWithoutOneFits) {
+TEST(LayoutSearch, APipelineWhereNothingWithoutOneFitsNoneWhereItOnlyAddsItsBubble) {
   // Llama2-70B LoRA held to TP1 on 8 H100s: 69 GB of FP8 weights with the 6 GiB reserve and any
   // CP's share of the activations do not fit 80 GB; a pipeline splits the layers, so the search
-  // goes on to PP2, 4, 8, each with the micro-batches that fit, and takes the fastest. With TP4
-  // allowed (it fits), no pipeline is tried.
+  // takes the fastest of PP2, 4, 8, each with the micro-batches that fit. With TP4 allowed (it
+  // fits without recompute), the pipelines are tried too and lose: their bubble is all they add.
   const Workload w = testing::shipped_workload("llama2_70b_lora");
   const Platform p = testing::shipped_platform("dgx_h100");
   ParallelSpec base = w.parallelism.for_accelerators(8);
@@ -382,6 +382,30 @@ TEST(LayoutSearch, RecomputesOnlyWhatMemoryForcesAndInterleavesWhereItShortensTh
   ASSERT_TRUE(two);
   EXPECT_EQ(two->layout.describe(), "TP1 CP1 PP2 v2 DP1 mb1 x2") << two->status << ": " << two->message;
   EXPECT_NEAR(to_seconds(two->step.step - two->step.optimizer) * 1e3, 30, 0.1);
+  // A pipeline is searched beside layouts without one: where DP2 fits only by recomputing.
+  // With 4e9 frozen parameters a layer (64 GB of bf16 weights; one trainable parameter each, so
+  // no gradients to reduce) and recompute allowed, DP2 does not fit without recompute (64 + 40 GB)
+  // and fits with full recompute (64 GB and one layer's 5 GB recomputed at a time), taking
+  // 1 sample x 8 x (1 + 2 + 1) = 32 ms; PP2 (32 + 40 GB) with four virtual
+  // stages (one layer a chunk) needs no recompute and takes m (f + b) + (p - 1)(f + b) / v =
+  // 2 x 12 + 12 / 4 = 27 ms, more than the 10 % by which the recipe (DP2) is kept.
+  w.layers[0].parameters = 4'000'000'000;
+  w.layers[0].trainable_parameters = 1;
+  limits.virtual_stages = {1, 2, 4};
+  limits.recompute = {Recompute::none, Recompute::selective, Recompute::full};
+  ParallelSpec flat = base;
+  flat.fix_sizes({1, 1, 1});
+  flat.recompute = Recompute::full;
+  const TrainingEstimate dp2 = estimate_training(w, p, 2, 2, flat);
+  ASSERT_TRUE(dp2.ok()) << dp2.message;
+  EXPECT_NEAR(to_seconds(dp2.step.step - dp2.step.optimizer) * 1e3, 32, 0.1);
+  flat.recompute = Recompute::none;
+  EXPECT_EQ(estimate_training(w, p, 2, 2, flat).status, "out_of_memory");
+  const auto piped = fastest_layout(w, p, 2, 2, base, limits);
+  ASSERT_TRUE(piped && piped->ok());
+  EXPECT_EQ(piped->layout.describe(), "TP1 CP1 PP2 v4 DP1 mb1 x2") << piped->status << ": " << piped->message;
+  EXPECT_EQ(piped->layout_basis, "searched");
+  EXPECT_NEAR(to_seconds(piped->step.step - piped->step.optimizer) * 1e3, 27, 0.1);
 }
 
 TEST(LayoutSearch, APublishedRowKeepsItsRecipeWhereTheModelWouldPreferAnother) {
