@@ -45,6 +45,8 @@ struct Accelerator {
   // clock an SM on NVIDIA parts since Maxwell (CUDA C++ Programming Guide, arithmetic instruction
   // throughput). What a softmax pays (Kernel::exponentials); 0: not described, not charged.
   FlopsPerSecond special_function_rate;
+  // What a process can allocate, the driver's total where a source gives it (NVIDIA's "80 GB" is
+  // 80 GiB of HBM, of which the driver reports 81,559 MiB, 85.5 GB); a datasheet's figure else.
   Bytes memory_capacity;
   BytesPerSecond memory_bandwidth;
   std::string scale_up_topology;  // switch | bridge | pcie | torus3d

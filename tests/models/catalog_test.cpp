@@ -96,7 +96,7 @@ TEST(Catalog, HardwareFilesCarryTheReferenceFigures) {
   const Accelerator h100 = catalog().accelerator(name_node("H100-SXM5-80GB"));
   EXPECT_DOUBLE_EQ(h100.peak.at("bf16").value(), 989.4e12);  // GK, STAS: dense BF16
   EXPECT_DOUBLE_EQ(h100.peak.at("fp8").value(), 1978.9e12);
-  EXPECT_DOUBLE_EQ(h100.memory_capacity.value(), 80e9);
+  EXPECT_DOUBLE_EQ(h100.memory_capacity.value(), 81559.0 * 1024 * 1024);  // SYS: what the driver reports
   EXPECT_DOUBLE_EQ(h100.memory_bandwidth.value(), 3.35e12);
   EXPECT_DOUBLE_EQ(h100.scale_up_bandwidth.value(), 450e9);  // 900 GB/s bidirectional
   EXPECT_EQ(h100.typical_accelerators_per_node, 8);

@@ -263,9 +263,10 @@ TEST(LayoutSearch, APipelineWhereNothingWithoutOneFitsNoneWhereItOnlyAddsItsBubb
 
 TEST(LayoutSearch, AnImplementationsMicroBatchesAreTheOnlyOnesTried) {
   // Llama2-70B LoRA on 8 B200s at global batch 32: the recipe TP1 CP2 runs 8 micro-batches of one
-  // sequence a replica; without a limit the next-fastest sizes, TP2 CP1, run micro-batches of 2,
-  // which fit 180 GB. NeMo's packed sequences take one a micro-batch (the workload's search:
-  // {micro_batch: [1]}), so with the limit the runner-up keeps mb1 too.
+  // sequence a replica. Declared TP2 CP1, a replica's 8 sequences fit in micro-batches of 2 of the
+  // B200's 192 GB, the largest that fits and so the one tried without a limit. NeMo's packed
+  // sequences take one a micro-batch (the workload's search: {micro_batch: [1]}): with the limit
+  // the declared layout runs mb1, and so do the search's winner and runner-up.
   const Workload w = testing::shipped_workload("llama2_70b_lora");
   const Platform p = testing::shipped_platform("dgx_b200");
   ParallelSpec base = w.parallelism.for_accelerators(8);
@@ -275,9 +276,16 @@ TEST(LayoutSearch, AnImplementationsMicroBatchesAreTheOnlyOnesTried) {
   ASSERT_TRUE(limited && limited->ok());
   EXPECT_EQ(limited->layout.micro_batch, 1) << limited->layout.describe();
   EXPECT_NE(limited->runner_up.find(" mb1 "), std::string::npos) << limited->runner_up;
-  const auto free = fastest_layout(w, p, 8, 32, base, LayoutSearch{});
+  ParallelSpec tp2 = base;
+  tp2.fix_sizes({2, 1, 1});
+  tp2.micro_batch.reset();
+  tp2.declared = true;
+  const auto free = fastest_layout(w, p, 8, 32, tp2, LayoutSearch{});
   ASSERT_TRUE(free && free->ok());
-  EXPECT_NE(free->runner_up.find(" mb2 "), std::string::npos) << free->runner_up;
+  EXPECT_EQ(free->layout.describe(), "TP2 CP1 PP1 DP4 mb2 x4 ZeRO-1");
+  const auto held = fastest_layout(w, p, 8, 32, tp2, *base.search);
+  ASSERT_TRUE(held && held->ok());
+  EXPECT_EQ(held->layout.describe(), "TP2 CP1 PP1 DP4 mb1 x8 ZeRO-1");
 }
 
 TEST(LayoutSearch, ARecipeWithAPipelineDoesNotStopThePipelineSearch) {
