@@ -172,7 +172,7 @@ FitResult calibrate_mlperf(const std::vector<MlperfResult>& rows, const models::
   const FitProblem pb(rows, catalog, platforms, skipped);
   std::vector<std::size_t> all(pb.rows().size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  const FitProblem::Fit full = pb.fit(all, pb.prior(), 60);
+  const FitProblem::Fit full = pb.fit_from_starts(all, 60);
 
   FitResult out;
   out.iterations = full.iterations;

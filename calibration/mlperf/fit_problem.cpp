@@ -339,13 +339,29 @@ double robust_log_spread(std::vector<double> abs_log) {
   return *mid / 0.6745;
 }
 
+FitProblem::Fit FitProblem::fit_from_starts(const std::vector<std::size_t>& use, int iterations) const {
+  Fit best = fit(use, prior(), iterations);
+  for (double share : {0.1, 0.9}) {
+    Eigen::VectorXd start = prior();
+    bool moved = false;
+    for (std::size_t k = 0; k < parameters_.size(); ++k) {
+      if (parameters_[k].kind != Parameter::Kind::host_per_step) continue;
+      start[static_cast<Eigen::Index>(k)] = logit(share);
+      moved = true;
+    }
+    if (!moved) break;
+    Fit f = fit(use, start, iterations);
+    if (f.cost < best.cost) best = std::move(f);
+  }
+  return best;
+}
+
 FitProblem::Fit FitProblem::fit_fold(const std::vector<std::size_t>& use, const Eigen::VectorXd& also,
                                      int iterations) const {
-  const Eigen::VectorXd from = prior();
-  Fit from_prior = fit(use, from, iterations);
-  if (also.size() == from.size() && (also.array() == from.array()).all()) return from_prior;
+  Fit best = fit_from_starts(use, iterations);
+  if (also.size() == best.x.size() && (also.array() == prior().array()).all()) return best;
   Fit from_also = fit(use, also, iterations);
-  return from_also.cost < from_prior.cost ? from_also : from_prior;
+  return from_also.cost < best.cost ? from_also : best;
 }
 
 }  // namespace sp::calibration

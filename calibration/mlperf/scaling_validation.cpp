@@ -266,7 +266,7 @@ ScalingReport validate_scaling(const std::vector<MlperfResult>& rows, const mode
   // The fit on every row: a second start for each fold's (the fit has local minima; below).
   std::vector<std::size_t> every(pb.rows().size());
   for (std::size_t i = 0; i < every.size(); ++i) every[i] = i;
-  const Eigen::VectorXd full = pb.fit(every, pb.prior(), 60).x;
+  const Eigen::VectorXd full = pb.fit_from_starts(every, 60).x;
   std::vector<std::string> systems;
   for (const auto& [s, targets] : by_system) systems.push_back(s);
 
