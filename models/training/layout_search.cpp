@@ -102,6 +102,7 @@ struct Search {
   Bytes smallest_bad{};                          // what first_bad's memory needs
   std::optional<std::string> unsimulated{};      // why the first one that fits could not be simulated
   double seconds_per_step_second = 0;         // time to train per second of step (any estimate)
+  double evaluation_floor_s = 0;              // time to train every layout spends evaluating, at least
   std::vector<int> allowed_micro_batches{};   // LayoutSearch::micro_batch
 
   std::optional<TrainingEstimate> evaluate(const ParallelSpec& s) {
@@ -120,6 +121,11 @@ struct Search {
       return std::nullopt;
     }
     seconds_per_step_second = e.steps * e.rcp_normalisation;
+    // Each evaluation's fixed overhead and host work (evaluation_cost) whatever the layout: the
+    // count depends on the batch and convergence alone, the nodes on N.
+    const EvaluationCosts& k = w.evaluation_costs;
+    evaluation_floor_s = e.rcp_normalisation * e.evaluation.evaluations *
+                         to_seconds(k.overhead + scale(k.host_work, 1.0 / std::max(1, e.nodes)));
     auto [it, fresh] = fastest.emplace(key_of(e.layout), e);
     if (!fresh && e.time_to_train < it->second.time_to_train) it->second = e;
     return e;
@@ -166,11 +172,11 @@ struct Search {
     std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.bound_s < b.bound_s; });
     for (const Candidate& c : all) {
       const double beat = to_beat_s();
-      if (beat >= 0 && c.bound_s * seconds_per_step_second >= beat) break;
+      if (beat >= 0 && c.bound_s * seconds_per_step_second + evaluation_floor_s >= beat) break;
       // Nor can one slower than what its own sizes already reach (it would not replace it).
       const auto same = fastest.find(key_of(c.layout));
       const auto cannot_place = [&](double bound_s) {
-        const double t = bound_s * seconds_per_step_second;
+        const double t = bound_s * seconds_per_step_second + evaluation_floor_s;
         return (beat >= 0 && t >= beat) || (same != fastest.end() && t >= to_seconds(same->second.time_to_train));
       };
       if (cannot_place(c.bound_s)) continue;

@@ -5,6 +5,7 @@
 #include "models/step/step_graph.hpp"
 #include "models/step/step_model.hpp"
 #include "models/step/stragglers.hpp"
+#include "models/training/time_to_train.hpp"
 #include "test_fixtures.hpp"
 
 namespace sp::models {
@@ -113,6 +114,29 @@ TEST(StepBound, TheSimulatedStepIsNeverBelowItsBound) {
     EXPECT_LE(graph, step) << l.describe();
     EXPECT_LE(step_graph_lower_bound(w, p, l, c.n, Fidelity::flow), simulate_step(w, p, l, c.n, Fidelity::flow).step)
         << l.describe();
+  }
+}
+
+TEST(StepBound, EveryLayoutSpendsTheEvaluationsFixedCostsAtLeast) {
+  // What the search adds to a candidate's bound: each evaluation's overhead and host work
+  // (Llama2-70B LoRA's file: 1 s of overhead; its host work shared by the nodes), times the
+  // evaluations, which the batch and convergence alone set. The evaluations' total of any layout
+  // (their forwards, batch overheads, set-up and scoring added) is no less.
+  const Workload w = testing::shipped_workload("llama2_70b_lora");
+  const Platform p = testing::shipped_platform("dgx_h100");
+  const EvaluationCosts& k = w.evaluation_costs;
+  ASSERT_GT(k.overhead, Duration::zero());
+  double evaluations = -1;
+  for (const auto& [tp, cp] : {std::pair{4, 2}, std::pair{8, 1}, std::pair{2, 4}}) {
+    ParallelSpec spec = w.parallelism.for_accelerators(256);
+    spec.fix_sizes({tp, cp, 1});
+    const TrainingEstimate e = estimate_training(w, p, 256, 32, spec);
+    ASSERT_TRUE(e.ok()) << e.message;
+    if (evaluations < 0) evaluations = e.evaluation.evaluations;
+    EXPECT_EQ(e.evaluation.evaluations, evaluations) << e.layout.describe();  // the same for every layout
+    const Duration floor = scale(k.overhead + scale(k.host_work, 1.0 / e.nodes), e.evaluation.evaluations);
+    EXPECT_GT(floor, Duration::zero());
+    EXPECT_GE(e.evaluation.total, floor) << e.layout.describe();
   }
 }
 
