@@ -160,6 +160,10 @@ BENCHMARK_CAPTURE(BM_Scenario, bert, "bert")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Scenario, llama2_70b_lora, "llama2_70b_lora")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Scenario, retinanet, "retinanet")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Scenario, stable_diffusion, "stable_diffusion")->Unit(benchmark::kMillisecond);
+// The planning scenarios: 5 sizes of Llama2-70B pre-training with pipelines searched beside
+// layouts without one, and Llama 3 405B at 16k-131k GPUs with failures (under 2 s each).
+BENCHMARK_CAPTURE(BM_Scenario, llama2_70b_pretrain, "llama2_70b_pretrain")->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK_CAPTURE(BM_Scenario, llama3_405b_goodput, "llama3_405b_goodput")->Unit(benchmark::kMillisecond)->Iterations(2);
 
 // `scalepoint predict` of every MLPerf v4.1 row (109 with a time, 110 in all) with the layout
 // search and 100 replicates each, the platforms and calibration loaded once (the scaling issue's
