@@ -341,11 +341,12 @@ double robust_log_spread(std::vector<double> abs_log) {
 
 FitProblem::Fit FitProblem::fit_from_starts(const std::vector<std::size_t>& use, int iterations) const {
   Fit best = fit(use, prior(), iterations);
+  // All the host times move together: mixed starts (one low, another high) are not tried.
   for (double share : {0.1, 0.9}) {
     Eigen::VectorXd start = prior();
-    bool moved = false;
+    bool moved = false;  // some row of `use` sees a host time (else the start is the priors')
     for (std::size_t k = 0; k < parameters_.size(); ++k) {
-      if (parameters_[k].kind != Parameter::Kind::host_per_step) continue;
+      if (parameters_[k].kind != Parameter::Kind::host_per_step || !best.seen[k]) continue;
       start[static_cast<Eigen::Index>(k)] = logit(share);
       moved = true;
     }

@@ -16,6 +16,7 @@ namespace sp {
 template <class T, std::size_t N>
 class InlineVector {
   static_assert(std::is_trivially_copyable_v<T>, "elements are copied as bytes");
+  static_assert(N > 0, "a vector that grows by doubling needs room for one inline");
 
  public:
   InlineVector() = default;

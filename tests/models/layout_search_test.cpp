@@ -436,4 +436,31 @@ TEST(LayoutSearch, APublishedRowKeepsItsRecipeWhereTheModelWouldPreferAnother) {
   EXPECT_EQ(node->layout.describe(), "TP4 CP1 PP1 DP2 mb1 x4 ZeRO-1");
 }
 
+TEST(LayoutSearch, ALayoutWithMorePartsThanLayersIsRefusedNotThrownOutOfTheSearch) {
+  // Eight layers on 8 GPUs, the recipe PP8 (a layer a stage); PP8 with two virtual stages needs
+  // 16 parts. Its step cannot be built: the search, pruning it against the recipe, must say so
+  // through the candidate (unsimulated) and go on, not throw from the bound.
+  Platform p = testing::simple_platform();
+  p.accelerator.memory_capacity = Bytes(80e9);
+  Workload w = testing::two_layer_workload(1, 1);
+  w.layers = {testing::layer("block", 8, 1, 1, Flops(1e12), Flops(2e12))};
+  w.layers[0].ops = {testing::teraflop_gemm()};
+  w.layers[0].pipeline_boundary = Bytes(1);
+  w.convergence.points = {{8, 1000, 0, 1, true}};
+  w.evaluation.timed = false;
+  w.runs_per_result = 1;
+  ParallelSpec base;
+  base.fix_sizes({1, 1, 8});
+  base.micro_batch = 1;
+  LayoutSearch limits;
+  limits.tensor = limits.context = {1};
+  limits.pipeline = {8};
+  limits.virtual_stages = {1, 2};
+  std::optional<TrainingEstimate> e;
+  ASSERT_NO_THROW(e = fastest_layout(w, p, 8, 8, base, limits));
+  ASSERT_TRUE(e);
+  ASSERT_TRUE(e->ok()) << e->status << ": " << e->message;
+  EXPECT_EQ(e->layout.describe(), "TP1 CP1 PP8 DP1 mb1 x8");
+}
+
 }  // namespace sp::models
