@@ -353,9 +353,7 @@ TEST(LayoutSearch, RecomputesOnlyWhatMemoryForcesAndInterleavesWhereItShortensTh
   // selective, full], takes full.
   Platform p = testing::simple_platform();
   p.accelerator.memory_capacity = Bytes(80e9);
-  Workload w = testing::two_layer_workload(1, 1);
-  w.layers = {testing::layer("block", 8, 1, 1, Flops(1e12), Flops(2e12))};
-  w.layers[0].ops = {testing::teraflop_gemm()};
+  Workload w = testing::eight_layer_workload();
   w.layers[0].activations = Bytes(20e9);
   w.layers[0].pipeline_boundary = Bytes(1e8);
   w.convergence.points = {{4, 1000, 0, 1, true}};  // the search compares times to train
@@ -442,10 +440,7 @@ TEST(LayoutSearch, ALayoutWithMorePartsThanLayersIsRefusedNotThrownOutOfTheSearc
   // through the candidate (unsimulated) and go on, not throw from the bound.
   Platform p = testing::simple_platform();
   p.accelerator.memory_capacity = Bytes(80e9);
-  Workload w = testing::two_layer_workload(1, 1);
-  w.layers = {testing::layer("block", 8, 1, 1, Flops(1e12), Flops(2e12))};
-  w.layers[0].ops = {testing::teraflop_gemm()};
-  w.layers[0].pipeline_boundary = Bytes(1);
+  Workload w = testing::eight_layer_workload();
   w.convergence.points = {{8, 1000, 0, 1, true}};
   w.evaluation.timed = false;
   w.runs_per_result = 1;

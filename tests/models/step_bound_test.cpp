@@ -12,16 +12,6 @@ namespace sp::models {
 
 namespace {
 
-// Eight identical layers, 1 ms forward and 2 ms backward a sample (one 1 TFLOP GEMM at 1 PFLOP/s,
-// input and weight gradients), handing one byte to the next stage.
-Workload eight_layers() {
-  Workload w = testing::two_layer_workload(1, 1);
-  w.layers = {testing::layer("block", 8, 1, 1, Flops(1e12), Flops(2e12))};
-  w.layers[0].ops = {testing::teraflop_gemm()};
-  w.layers[0].pipeline_boundary = Bytes(1);
-  return w;
-}
-
 double ms(Duration d) { return to_seconds(d) * 1e3; }
 
 }  // namespace
@@ -32,7 +22,7 @@ TEST(StepBound, APipelinesBoundIsItsFillTheLastStagesWorkAndItsDrain) {
   // m (f + b) = 24 ms, and its last backward is followed by part 0's (8 ms): 36 ms, the
   // (m + p - 1)(f + b) of the simulated step; the busiest stage alone gives only 24.
   const Platform p = testing::simple_platform();
-  Workload w = eight_layers();
+  Workload w = testing::eight_layer_workload();
   ParallelSpec spec;
   spec.pipeline = 2;
   spec.micro_batch = 1;

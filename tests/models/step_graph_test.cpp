@@ -225,10 +225,7 @@ TEST(StepModel, InterleavingDividesThePipelineBubbleByTheVirtualStages) {
   // two chunks of two layers): the bubble is (p - 1)(f + b) / v = 6 ms, the step 30 ms (Narayanan
   // et al. SC'21, section 2.2.2). The transfers (a byte each, within the node) add microseconds.
   const Platform p = testing::simple_platform();
-  Workload w = testing::two_layer_workload(1, 1);
-  w.layers = {testing::layer("block", 8, 1, 1, Flops(1e12), Flops(2e12))};
-  w.layers[0].ops = {testing::teraflop_gemm()};
-  w.layers[0].pipeline_boundary = Bytes(1);
+  Workload w = testing::eight_layer_workload();
   ParallelSpec spec;
   spec.pipeline = 2;
   spec.micro_batch = 1;

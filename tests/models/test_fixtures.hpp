@@ -130,6 +130,16 @@ inline Workload two_layer_workload(std::int64_t trainable_first, std::int64_t tr
   return w;
 }
 
+/// Eight identical trained layers, 1 ms forward and 2 ms backward a sample (one teraflop GEMM at
+/// 1 PFLOP/s: input and weight gradients), each handing one byte to the next pipeline stage.
+inline Workload eight_layer_workload() {
+  Workload w = two_layer_workload(1, 1);
+  w.layers = {layer("block", 8, 1, 1, Flops(1e12), Flops(2e12))};
+  w.layers[0].ops = {teraflop_gemm()};
+  w.layers[0].pipeline_boundary = Bytes(1);
+  return w;
+}
+
 /// two_layer_workload(0, 1) with a timed evaluation of `samples` every `interval` samples and no
 /// overheads (tests add what they check).
 inline Workload evaluated_workload(std::int64_t samples, double interval) {
