@@ -133,6 +133,8 @@ StepGraph Builder::build() {
                                  v > 1 ? fmt::format(" x {} virtual stages", v) : "", parts, w_.name, inst_.size()));
   }
   g_.stages = stages;
+  // A capacity hint, not a limit: about a dozen ops per instance and micro-batch (forward and
+  // backward compute, two TP all-gathers and reduce-scatters each, CP exchanges, sends).
   g_.ops.reserve(static_cast<std::size_t>(m) * inst_.size() * 12);
   last_compute_.assign(static_cast<std::size_t>(stages), 0);
   // Part j of the model (contiguous layers) is chunk j / PP of stage j % PP: with interleaving a

@@ -271,7 +271,8 @@ Duration step_graph_lower_bound(const Workload& w, const Platform& p, const Para
   StepGraph g = build_step_graph(w, p, first);
   add_stragglers(g, p, accelerators);
   const Duration compute = step_lower_bound(w, p, lay, accelerators);
-  const Duration more = compute - step_lower_bound(w, p, first, accelerators);
+  const Duration more =
+      first.micro_batches == lay.micro_batches ? Duration{} : compute - step_lower_bound(w, p, first, accelerators);
   return max(compute, uncontended_end(g, fidelity == Fidelity::analytic) + w.host_per_step + more);
 }
 

@@ -42,6 +42,10 @@ Duration exposed_scoring(Duration scoring, Duration between, double evaluations)
   return scoring + scale(backlog, std::max(0.0, evaluations - 1.0));
 }
 
+Duration evaluation_fixed_cost(const Workload& w, int nodes) {
+  return w.evaluation_costs.overhead + w.evaluation_costs.host_work / std::max(1, nodes);
+}
+
 EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& lay, MicroBatchForward pass,
                                Duration step, int nodes, double samples_to_converge, std::int64_t gbs) {
   EvaluationCost c;
@@ -60,7 +64,7 @@ EvaluationCost evaluation_cost(const Workload& w, const ParallelLayout& lay, Mic
   // replica's micro-batches one at a time.
   c.batches = e.batch_is_global_batch ? (e.samples + gbs - 1) / gbs : micro_batches;
   const EvaluationCosts& k = w.evaluation_costs;
-  c.each = forward + scale(k.batch_overhead, static_cast<double>(c.batches)) + k.overhead + k.host_work / nodes;
+  c.each = forward + scale(k.batch_overhead, static_cast<double>(c.batches)) + evaluation_fixed_cost(w, nodes);
   c.scoring = exposed_scoring(k.asynchronous_scoring, scale(step, interval / static_cast<double>(gbs)) + c.each,
                               c.evaluations);
   if (c.evaluations > 0) {

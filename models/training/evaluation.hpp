@@ -27,6 +27,10 @@ double first_evaluation_samples(const Workload& w, std::int64_t gbs);
 /// those skipped, so a run's count does not scale with its samples where the rules skip some.
 double evaluations_performed(const Workload& w, std::int64_t gbs, double samples);
 
+/// What each evaluation costs whatever the layout: the rule's overhead and the host work, shared
+/// by the nodes (EvaluationCost::each holds it, with the forward and the batch overheads).
+Duration evaluation_fixed_cost(const Workload& w, int nodes);
+
 struct EvaluationCost {
   double evaluations = 0;  // expected count (convergence falls on an evaluation)
   Duration each;

@@ -128,11 +128,9 @@ struct Search {
       return std::nullopt;
     }
     seconds_per_step_second = e.steps * e.rcp_normalisation;
-    // Each evaluation's fixed overhead and host work (evaluation_cost) whatever the layout: the
-    // count depends on the batch and convergence alone, the nodes on N.
-    const EvaluationCosts& k = w.evaluation_costs;
-    evaluation_floor_s = e.rcp_normalisation * e.evaluation.evaluations *
-                         to_seconds(k.overhead + k.host_work / std::max(1, e.nodes));
+    // Each evaluation's fixed cost, whatever the layout: the count depends on the batch and
+    // convergence alone, the nodes on N.
+    evaluation_floor_s = e.rcp_normalisation * e.evaluation.evaluations * to_seconds(evaluation_fixed_cost(w, e.nodes));
     auto [it, fresh] = fastest.emplace(key_of(e.layout), e);
     if (!fresh && e.time_to_train < it->second.time_to_train) it->second = e;
     return e;

@@ -124,7 +124,9 @@ TEST(StepBound, EveryLayoutSpendsTheEvaluationsFixedCostsAtLeast) {
     ASSERT_TRUE(e.ok()) << e.message;
     if (evaluations < 0) evaluations = e.evaluation.evaluations;
     EXPECT_EQ(e.evaluation.evaluations, evaluations) << e.layout.describe();  // the same for every layout
-    const Duration floor = scale(k.overhead + scale(k.host_work, 1.0 / e.nodes), e.evaluation.evaluations);
+    // The file's 1 s of overhead and its host work over the 32 nodes.
+    EXPECT_EQ(evaluation_fixed_cost(w, e.nodes), seconds(1) + k.host_work / 32);
+    const Duration floor = scale(evaluation_fixed_cost(w, e.nodes), e.evaluation.evaluations);
     EXPECT_GT(floor, Duration::zero());
     EXPECT_GE(e.evaluation.total, floor) << e.layout.describe();
   }
