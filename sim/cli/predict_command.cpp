@@ -10,6 +10,7 @@
 #include "calibration/mlperf/calibrate.hpp"
 #include "calibration/predict/predict_table.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/predict_report.hpp"
 #include "sim/sweep/sweep_runner.hpp"
 #include "sim/core/first_seen.hpp"
 #include "sim/output/plot.hpp"
@@ -133,10 +134,17 @@ int predict_command(const PredictOptions& o) {
   std::filesystem::path out(o.out);
   output::StagedFiles files(out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path());
   files.write(out.filename().string(), output::to_csv(t));
+  // The plot beside the CSV, its name the CSV's with .png (predicted.csv -> predicted.png).
+  const std::string png = std::filesystem::path(out.filename()).replace_extension(".png").string();
+  const bool plotted = png != out.filename().string() && plot_predictions(files.stage(png), t);
+  if (!plotted) files.drop(png);
   files.commit();
   int ok = 0;
   for (const auto& s : t.column("status").text) ok += s == "ok" ? 1 : 0;
-  std::printf("predicted %d of %zu rows; wrote %s\n", ok, t.rows(), o.out.c_str());
+  std::printf("%s", format_predictions(t).c_str());
+  std::printf("predicted %d of %zu rows; wrote %s%s\n", ok, t.rows(), o.out.c_str(),
+              plotted ? (" and " + (out.parent_path() / png).string()).c_str() : "");
+  if (!plotted && ok > 0) std::fprintf(stderr, "scalepoint: warning: gnuplot not found or failed; %s not written\n", png.c_str());
   return 0;
 }
 

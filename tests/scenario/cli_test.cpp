@@ -103,6 +103,41 @@ TEST(Cli, ThePredictExampleRunsAsTheReadmeShowsIt) {
                           (out / "p.csv").string());
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("predicted 4 of 4 rows"), std::string::npos) << r.output;
+  // Each row on the terminal with its count, layout and interval, not only in the CSV.
+  for (const char* row : {"bert              NVIDIA H200-SXM5-141GB                 64",
+                          "llama2_70b_lora   NVIDIA B200-SXM-180GB                 256",
+                          "retinanet         NVIDIA H100-SXM5-80GB                 128",
+                          "stable_diffusion  NVIDIA H100-SXM5-80GB                 512   1024  TP1 CP1 PP1 DP512"}) {
+    EXPECT_NE(r.output.find(row), std::string::npos) << row << "\n" << r.output;
+  }
+  if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
+    EXPECT_TRUE(fs::exists(out / "p.png"));
+    EXPECT_NE(r.output.find("p.csv and " + (out / "p.png").string()), std::string::npos) << r.output;
+  }
+}
+
+TEST(Cli, APredictionThatFailsIsARowThatSaysWhyAndThePlotHasTheOthers) {
+  // A row the model cannot predict keeps its line on the terminal (status and reason); the plot
+  // draws the rows it could, and a table where none could be predicted draws none.
+  const fs::path dir = fresh_dir("predict_report");
+  fs::create_directories(dir);
+  std::ofstream(dir / "systems.csv") << "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size\n"
+                                        "bert,NVIDIA H100-SXM5-80GB,8,2,16,768\n"
+                                        "bert,Foo GPU 9000,8,1,8,\n";
+  const RunResult r = run("predict --systems " + (dir / "systems.csv").string() + " --out " + (dir / "p.csv").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("Foo GPU 9000                            8  error: unknown accelerator"), std::string::npos)
+      << r.output;
+  std::ofstream(dir / "none.csv") << "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size\n"
+                                     "bert,Foo GPU 9000,8,1,8,\n";
+  const RunResult none = run("predict --systems " + (dir / "none.csv").string() + " --out " + (dir / "none.csv.out").string());
+  ASSERT_EQ(none.status, 0) << none.output;
+  EXPECT_NE(none.output.find("predicted 0 of 1 rows; wrote " + (dir / "none.csv.out").string() + "\n"), std::string::npos)
+      << none.output;
+  EXPECT_FALSE(fs::exists(dir / "none.csv.png"));
+  if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
+    EXPECT_TRUE(fs::exists(dir / "p.png"));
+  }
 }
 
 TEST(Cli, TheCommittedClusterResultsAreCurrentAndAWindowHoldsEveryJob) {
