@@ -35,7 +35,7 @@ int ceil_log2(int x) {
   while ((1 << k) < x) ++k;
   return k;
 }
-// Depth of a binary tree over x vertices laid out as a heap (NCCL's log2i).
+// The depth NCCL's tuning model gives a tree over x vertices (its log2i, floor of log2).
 int floor_log2(int x) {
   int k = 0;
   while ((2 << k) <= x) ++k;
@@ -291,12 +291,13 @@ std::optional<CostTerms> pairwise(const Ctx& c, CollectiveOp op) {
 }
 
 // Per leaf of a fat tree spanning `units` nodes, the traffic its uplinks carry in units of one
-// node's traffic: a ring (and the ring across nodes of the hierarchical algorithm) enters and
-// leaves each leaf once; an in-switch reduction sends one stream per leaf up; trees and
-// halving-doubling exchanges reach across the fabric from every node, the share of partners
-// outside the leaf, (units - k) / units of its k nodes' traffic.
+// node's traffic (placed_leaf_crossing): a ring (and the ring across nodes of the hierarchical
+// algorithm) enters and leaves each leaf once, an in-switch reduction sends one stream per leaf
+// up, NCCL's trees what their few edges leaving a leaf carry, halving-doubling exchanges the
+// share of partners outside the leaf, (units - k) / units of its k nodes' traffic.
 double leaf_crossing(Algorithm a, int units, int nodes_per_leaf) {
-  return placed_leaf_crossing(a, units, nodes_per_leaf);
+  if (a == Algorithm::tree || a == Algorithm::nvls) return tree_leaf_crossing(units, nodes_per_leaf);
+  return placed_leaf_crossing(a, units, 0, nodes_per_leaf);
 }
 
 void apply_spine(const Ctx& c, CostTerms& t) {

@@ -40,12 +40,21 @@ double bus_factor(CollectiveOp op, int ranks);
 /// Zero for one rank.
 Duration collective_memory_time(const Platform& platform, Algorithm algorithm, CollectiveOp op, int ranks, Bytes bytes);
 
-/// The traffic a leaf's uplinks carry for a collective over `units` nodes of which `on_leaf` sit
-/// under that leaf, in units of one node's traffic: a ring (and the hierarchical and in-switch
-/// algorithms) enters and leaves the leaf once; trees and halving-doubling exchanges reach the
-/// share of partners outside it, on_leaf (units - on_leaf) / units; 0 when the leaf holds none or
-/// all of the group.
-double placed_leaf_crossing(Algorithm a, double units, double on_leaf);
+/// The traffic a leaf's uplinks carry for a collective over `units` nodes of which `on_leaf`
+/// sit under that leaf, ranks `first` .. `first + on_leaf - 1` (ranks are numbered leaf by leaf,
+/// as a topology-aware launcher lists the hosts), in units of one node's traffic: a ring (and the
+/// hierarchical and in-switch algorithms) enters and leaves the leaf once; NCCL's trees (and
+/// NVLS's tree across nodes) what their edges leaving the leaf carry (tree_range_crossing);
+/// halving-doubling exchanges reach the share of partners outside it, on_leaf (units - on_leaf)
+/// / units; 0 when the leaf holds none or all of the group.
+double placed_leaf_crossing(Algorithm a, double units, double first, double on_leaf);
+/// NCCL's two trees over `units` nodes: what the tree edges leaving ranks `first` .. `first +
+/// count - 1` carry, each half the buffer each way, over a busiest node's 2 x dbt_max_load
+/// halves. Subtrees hold consecutive ranks, so few edges leave a leaf (at most 8 for leaves of 32
+/// nodes up to 4,096 nodes): about a ring's once, not every node's traffic.
+double tree_range_crossing(int units, int first, int count);
+/// The same for the busiest of leaves of `on_leaf` consecutive ranks each.
+double tree_leaf_crossing(int units, int on_leaf);
 
 struct LatencyTerm {
   std::size_t tier;
@@ -104,12 +113,14 @@ struct Hop {
 };
 Hop hop(const Platform& platform, const Group& group, Protocol protocol, std::size_t tier);
 
-/// NCCL's double binary tree over `nodes` vertices: tree 0 is a heap (parent (i-1)/2), tree 1
-/// its mirror image, so leaves of one are inner vertices of the other. -1 for a root.
+/// NCCL's double binary tree over `nodes` vertices (ncclGetDtree, NVIDIA/nccl src/graph/trees.cc):
+/// tree 0 laid out on the vertices' bits (a subtree holds consecutive vertices), tree 1 its
+/// mirror image (an even count) or tree 0 shifted by one (odd), so leaves of one are inner
+/// vertices of the other. -1 for a root.
 int dbt_parent(int tree, int vertex, int nodes);
 /// The most any vertex sends per byte of the buffer in an all-reduce over the two trees (each
-/// carries half, up to the parent and down to the children): 1 for two vertices, 1.5 for four,
-/// 2 from eight up.
+/// carries half, up to the parent and down to the children): 1 for two vertices, 1.5 for three,
+/// 2 from four up.
 double dbt_max_load(int nodes);
 
 /// NCCL's tuning model scales tree bandwidth by 0.92 (NCCL's tuning model, src/graph/tuning.cc): the chain and the double

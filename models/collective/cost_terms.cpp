@@ -4,6 +4,7 @@
 // traffic that crosses a fat tree's leaf. Apart from algorithms.cpp, which derives each
 // algorithm's terms, because the step graph, the chunk and flow fidelities and the collective
 // benchmark use these directly.
+#include <algorithm>
 #include <cmath>
 
 #include "models/collective/collective.hpp"
@@ -64,27 +65,80 @@ Duration collective_memory_time(const Platform& p, Algorithm algorithm, Collecti
   return bytes * per_byte / p.accelerator.memory_bandwidth;
 }
 
+namespace {
+
+// NCCL's binary tree over `nodes` vertices (ncclGetBtree, NVIDIA/nccl src/graph/trees.cc): laid
+// out on the vertices' bits, a vertex's parent the next multiple of twice its lowest set bit
+// (or the one below where that is out of range), so every subtree holds consecutive vertices.
+int btree_parent(int vertex, int nodes) {
+  if (vertex == 0) return -1;
+  int bit = 1;
+  while (!(bit & vertex)) bit <<= 1;
+  const int up = (vertex ^ bit) | (bit << 1);
+  return up < nodes ? up : vertex ^ bit;
+}
+
+// Edges of the two trees with one end among the `count` consecutive vertices from `first`.
+int edges_leaving(int first, int count, int nodes) {
+  int edges = 0;
+  const auto inside = [&](int v) { return v >= first && v < first + count; };
+  for (int t = 0; t < 2; ++t) {
+    for (int v = 0; v < nodes; ++v) {
+      const int parent = dbt_parent(t, v, nodes);
+      if (parent >= 0 && inside(v) != inside(parent)) ++edges;
+    }
+  }
+  return edges;
+}
+
+}  // namespace
+
 int dbt_parent(int tree, int i, int nodes) {
-  if (tree == 0) return i == 0 ? -1 : (i - 1) / 2;
-  const int m = nodes - 1 - i;
-  return m == 0 ? -1 : nodes - 1 - (m - 1) / 2;
+  if (tree == 0) return btree_parent(i, nodes);
+  // ncclGetDtree: the second tree is the first's mirror image for an even count, else the first
+  // shifted by one vertex.
+  if (nodes % 2 == 1) {
+    const int up = btree_parent((i - 1 + nodes) % nodes, nodes);
+    return up < 0 ? -1 : (up + 1) % nodes;
+  }
+  const int up = btree_parent(nodes - 1 - i, nodes);
+  return up < 0 ? -1 : nodes - 1 - up;
 }
 
 double dbt_max_load(int nodes) {
-  // Counted by hand on the heap and its mirror (tests/models/fidelity_test.cpp checks these
-  // against a brute-force count up to 2,000 vertices): two vertices exchange one half each way;
-  // with three or four every vertex sends at most three halves; from five on some vertex has two
-  // children and a parent in one tree and a parent in the other: four halves.
+  // Counted by hand on NCCL's two trees (tests/models/fidelity_test.cpp checks these against a
+  // brute-force count up to 2,000 vertices): two vertices exchange one half each way; with three
+  // every vertex sends at most three halves; from four on some vertex has two children and a
+  // parent in one tree and a parent in the other: four halves.
   if (nodes < 2) return 0;
   if (nodes == 2) return 1.0;
-  if (nodes <= 4) return 1.5;
+  if (nodes == 3) return 1.5;
   return 2.0;
 }
 
-double placed_leaf_crossing(Algorithm a, double units, double on_leaf) {
+double tree_range_crossing(int units, int first, int count) {
+  if (count <= 0 || count >= units || units < 2) return 0;
+  // Every tree edge leaving the leaf carries half the buffer each way, against the 2 x
+  // dbt_max_load halves of a busiest node's NICs.
+  return edges_leaving(first, std::min(count, units - first), units) / (2.0 * dbt_max_load(units));
+}
+
+double tree_leaf_crossing(int units, int on_leaf) {
+  double busiest = 0;
+  for (int first = 0; on_leaf > 0 && first < units; first += on_leaf) {
+    busiest = std::max(busiest, tree_range_crossing(units, first, on_leaf));
+  }
+  return busiest;
+}
+
+double placed_leaf_crossing(Algorithm a, double units, double first, double on_leaf) {
   if (!(on_leaf > 0) || on_leaf >= units) return 0;  // none of the group here, or all of it
   if (a == Algorithm::ring || a == Algorithm::hierarchical || a == Algorithm::sharp) return 1.0;
-  return on_leaf * (units - on_leaf) / units;
+  if (a == Algorithm::tree || a == Algorithm::nvls) {
+    const int count = std::max(1, static_cast<int>(std::lround(on_leaf)));
+    return tree_range_crossing(static_cast<int>(std::lround(units)), static_cast<int>(std::lround(first)), count);
+  }
+  return on_leaf * (units - on_leaf) / units;  // halving-doubling: the share of partners outside
 }
 
 }  // namespace sp::models

@@ -77,11 +77,15 @@ void start_collective_flows(Engine& engine, FlowNetwork& net, const NetworkLinks
     std::vector<FlowNetwork::Use> uses = {{links.tier[b.tier], weight}};
     const bool placed = group && b.tier < links.placed.size() && !links.placed[b.tier].empty();
     if (placed) {
-      // The group's nodes under each of the job's leaves, in proportion to the job's nodes there.
+      // The group's nodes under each of the job's leaves, in proportion to the job's nodes there,
+      // its ranks numbered leaf after leaf.
       const double units = group->fan_out[b.tier];
+      double first = 0;
       for (const NetworkLinks::LeafShare& l : links.placed[b.tier]) {
-        const double crossing = placed_leaf_crossing(terms.algorithm, units, units * l.nodes / links.placed_nodes);
+        const double here = units * l.nodes / links.placed_nodes;
+        const double crossing = placed_leaf_crossing(terms.algorithm, units, first, here);
         if (crossing > 0) uses.push_back({l.link, weight * crossing});
+        first += here;
       }
     } else if (b.leaf_crossing > 0 && links.leaf[b.tier]) {
       uses.push_back({*links.leaf[b.tier], weight * b.leaf_crossing});

@@ -2,7 +2,7 @@
 // after step on one engine, its own GPUs' links (NVLink ports, NICs) private to it, and each
 // leaf's uplinks one link that every job with nodes under that leaf shares max-min fairly with
 // the others. A collective of a job spread over several leaves loads each of them with what
-// crosses it (placed_leaf_crossing: a ring once, a tree the share of partners outside), so two
+// crosses it (placed_leaf_crossing: a ring once, NCCL's trees by their edges leaving the leaf), so two
 // jobs whose rings cross one oversubscribed uplink at once each get half of it, and jobs under
 // disjoint leaves never meet. Jobs are not in lock-step: each starts its next step when its last
 // one ends, so their phases drift over the steps simulated.

@@ -81,7 +81,9 @@ TEST(ChunkFidelity, RefusesMoreMessagesThanItsBudgetBeforePlayingAny) {
 // simulation agrees with them within 2 % for rings at every size and scale, and for trees where
 // latency or bandwidth dominates (up to 8 KiB, from 1 GiB). Between those the closed form's
 // pipeline fill is cruder than the simulation, which overlaps the two trees and hides part of
-// the per-hop latency behind the stream: up to 20 % apart (models/README.md, "Fidelities").
+// the per-hop latency behind the stream, and charges every chunk the busiest vertex's load (four
+// halves from four nodes on, NCCL's trees), which the simulation's other vertices do not all
+// carry: up to 21 % apart (models/README.md, "Fidelities"; 1 MiB over four nodes of two GPUs).
 TEST(Fidelities, AgreeOnAnIdleNetwork) {
   for (const char* name : {"dgx_h100", "a100_pcie_2gpu"}) {
     const Platform p = testing::shipped_platform(name);
@@ -98,7 +100,7 @@ TEST(Fidelities, AgreeOnAnIdleNetwork) {
             EXPECT_LT(rel(time(Fidelity::flow), analytic), 1e-6) << name << " " << ranks << " " << n;
             const bool mid_size_tree = a == Algorithm::tree && n > 8192 && n < 1073741824;
             const Duration chunk = time(Fidelity::chunk);
-            EXPECT_LT(rel(chunk, analytic), mid_size_tree ? 0.20 : 0.02)
+            EXPECT_LT(rel(chunk, analytic), mid_size_tree ? 0.21 : 0.02)
                 << name << " " << ranks << " ranks " << algorithm_name(a) << "/" << protocol_name(proto) << " " << n
                 << " B: chunk " << to_seconds(chunk) * 1e6 << " us, analytic " << to_seconds(analytic) * 1e6 << " us";
           }
@@ -111,9 +113,12 @@ TEST(Fidelities, AgreeOnAnIdleNetwork) {
 TEST(Trees, DoubleBinaryTreeLoadsByHand) {
   // Two vertices: each is the other's parent in one tree: up n/2 and down n/2 each.
   EXPECT_DOUBLE_EQ(dbt_max_load(2), 1.0);
-  // Four: every vertex sends three halves (e.g. vertex 1: up and down in tree 0, up in tree 1).
-  EXPECT_DOUBLE_EQ(dbt_max_load(4), 1.5);
-  // Eight: inner vertices with two children in one tree and a leaf in the other send 4 halves.
+  // Three: tree 0 is 0 - 2 - 1 (vertex 2's parent is 0, vertex 1's is 2), tree 1 the same shifted
+  // by one (1 - 0 - 2): vertex 2 sends up and down in tree 0 and up in tree 1, three halves.
+  EXPECT_DOUBLE_EQ(dbt_max_load(3), 1.5);
+  // Four: in tree 0 vertex 2 has parent 0 and children 1 and 3, and in the mirror tree 1 it is a
+  // child of vertex 1: four halves.
+  EXPECT_DOUBLE_EQ(dbt_max_load(4), 2.0);
   EXPECT_DOUBLE_EQ(dbt_max_load(8), 2.0);
   // The closed form against a count over every vertex of both trees.
   for (int nodes = 2; nodes <= 2000; ++nodes) {
@@ -128,9 +133,43 @@ TEST(Trees, DoubleBinaryTreeLoadsByHand) {
     }
     ASSERT_DOUBLE_EQ(dbt_max_load(nodes), *std::max_element(sends.begin(), sends.end()) / 2.0) << nodes;
   }
-  EXPECT_EQ(dbt_parent(0, 5, 8), 2);
-  EXPECT_EQ(dbt_parent(1, 2, 8), 5);  // the mirror image
-  EXPECT_EQ(dbt_parent(1, 7, 8), -1);
+  // NCCL's trees.cc illustration of 14 vertices: 0 - 8, 8 - {4, 12}, 4 - {2, 6}, 6 - {5, 7},
+  // 12 - {10, 13}.
+  EXPECT_EQ(dbt_parent(0, 8, 14), 0);
+  EXPECT_EQ(dbt_parent(0, 12, 14), 8);
+  EXPECT_EQ(dbt_parent(0, 13, 14), 12);  // 13's parent 14 is out of range: 12
+  EXPECT_EQ(dbt_parent(0, 5, 14), 6);
+  EXPECT_EQ(dbt_parent(0, 7, 14), 6);
+  EXPECT_EQ(dbt_parent(0, 0, 14), -1);
+  EXPECT_EQ(dbt_parent(1, 13, 14), -1);  // the mirror image: 13 is its root
+  EXPECT_EQ(dbt_parent(1, 8, 14), 7);    // the mirror of 5's parent 6
+  // 13 vertices: tree 1 is tree 0 shifted by one (its illustration: root 1, then 9, 5 and 0).
+  EXPECT_EQ(dbt_parent(1, 1, 13), -1);
+  EXPECT_EQ(dbt_parent(1, 9, 13), 1);
+  EXPECT_EQ(dbt_parent(1, 0, 13), 9);
+}
+
+TEST(Trees, FewTreeEdgesLeaveALeafOfConsecutiveNodes) {
+  // 64 nodes, leaves of 32 (nodes 0-31 and 32-63). In tree 0 the edges 32 - 0 (32's lowest bit
+  // is 32 and 32 | 64 is out of range: its parent is 0) and 16 - 32 ((16 ^ 16) | 32) cross; in
+  // the mirror tree (v -> 63 - v) 31 - 63 and 47 - 31: four edges, each half the buffer each way,
+  // against a busiest node's 2 x 2 halves: 1.0, a ring's once.
+  EXPECT_DOUBLE_EQ(tree_leaf_crossing(64, 32), 1.0);
+  EXPECT_DOUBLE_EQ(placed_leaf_crossing(Algorithm::tree, 64, 32, 32), 1.0);
+  // One rank alone under a leaf: its edges, up to three in one tree and one in the other.
+  // Rank 32: in tree 0 its parent 0 and children 16 and 48; in the mirror it stands for 31, a
+  // leaf whose parent is 30, so its parent is 63 - 30 = 33: four edges, 1.0.
+  EXPECT_DOUBLE_EQ(tree_range_crossing(64, 32, 1), 1.0);
+  EXPECT_DOUBLE_EQ(placed_leaf_crossing(Algorithm::ring, 64, 5, 1), 1.0);
+  // Leaves of 32 up to 4,096 nodes: at most six or eight edges, never every node's traffic (the
+  // share of partners outside, 32 x 4,064 / 4,096 = 31.75 node-equivalents, is halving-doubling's).
+  for (int nodes : {48, 100, 512, 4096}) {
+    const double c = tree_leaf_crossing(nodes, 32);
+    EXPECT_GE(c, 0.75) << nodes;
+    EXPECT_LE(c, 2.0) << nodes;
+  }
+  EXPECT_DOUBLE_EQ(placed_leaf_crossing(Algorithm::halving_doubling, 4096, 0, 32), 32.0 * 4064 / 4096);
+  EXPECT_DOUBLE_EQ(tree_leaf_crossing(64, 64), 0.0);  // the whole group under one leaf
 }
 
 TEST(FlowFidelity, TwoAllReducesOnTheSameLinksTakeAboutTwiceOne) {
