@@ -317,16 +317,41 @@ bool protocol_allowed(Algorithm a, Protocol p) {
 
 }  // namespace
 
-Hop hop(const Platform& platform, const Group& group, Protocol protocol, std::size_t tier) {
-  const ProtocolCosts& proto = platform.costs(protocol);
+namespace {
+
+// The protocol's bus-bandwidth ceiling where tier t is the scale-out tier and the group spans
+// nodes there (LL's, NCCL's llMaxBws): two nodes or more.
+std::optional<BytesPerSecond> bus_ceiling(const Ctx& c, std::size_t t) {
+  if (c.tier(t).name != "scale_out" || c.top < t) return std::nullopt;
+  const int nodes = c.group.fan_out[t];
+  if (nodes < 2) return std::nullopt;
+  return nodes > 2 ? c.proto.bus_ceiling_more_nodes : c.proto.bus_ceiling_two_nodes;
+}
+
+// A ring or a tree streams no faster than its slowest term: the terms crossing the scale-out
+// tier at most at the ceiling.
+void apply_bus_ceiling(const Ctx& c, CostTerms& t) {
+  for (BandwidthTerm& b : t.bandwidth) {
+    if (const auto ceiling = bus_ceiling(c, b.tier); ceiling && *ceiling < b.bandwidth) b.bandwidth = *ceiling;
+  }
+}
+
+}  // namespace
+
+Hop hop(const Platform& platform, const Group& group, Protocol protocol, std::size_t tier, Algorithm algorithm) {
+  const ProtocolCosts proto = platform.costs(protocol).for_algorithm(algorithm);
   const Ctx c{platform, group, proto, group.top_tier(), group.ranks()};
-  return Hop{c.bw(tier) * c.below(static_cast<int>(tier) - 1), c.alpha(tier)};
+  BytesPerSecond bandwidth = c.bw(tier) * c.below(static_cast<int>(tier) - 1);
+  // The tree's streams reach 0.92 of the links (kTreeBandwidthFactor), and then the ceiling.
+  if (algorithm == Algorithm::tree) bandwidth = bandwidth * kTreeBandwidthFactor;
+  if (const auto ceiling = bus_ceiling(c, tier); ceiling && *ceiling < bandwidth) bandwidth = *ceiling;
+  return Hop{bandwidth, c.alpha(tier)};
 }
 
 std::optional<CostTerms> cost_terms(const Platform& platform, const Group& group, CollectiveOp op,
                                     Algorithm algorithm, Protocol protocol) {
-  const ProtocolCosts& proto = platform.costs(protocol);
-  if (!proto.available || !protocol_allowed(algorithm, protocol)) return std::nullopt;
+  if (!platform.costs(protocol).available || !protocol_allowed(algorithm, protocol)) return std::nullopt;
+  const ProtocolCosts proto = platform.costs(protocol).for_algorithm(algorithm);
   const Ctx c{platform, group, proto, group.top_tier(), group.ranks()};
   if (c.p <= 1) return std::nullopt;
   std::optional<CostTerms> t;
@@ -344,6 +369,7 @@ std::optional<CostTerms> cost_terms(const Platform& platform, const Group& group
   t->algorithm = algorithm;
   t->protocol = protocol;
   t->fixed += proto.launch;
+  apply_bus_ceiling(c, *t);
   apply_spine(c, *t);
   return t;
 }

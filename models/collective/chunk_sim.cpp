@@ -118,19 +118,15 @@ ChunkResult tree(const Platform& platform, const Group& group, CollectiveOp op, 
 
   // Every rank's egress link inside its node (chain up and down share it), and every node's
   // egress to the network (both trees, up and down).
-  auto scaled = [](Hop h) {
-    h.bandwidth = h.bandwidth * kTreeBandwidthFactor;
-    return h;
-  };
   const std::size_t inner_tier = top > 0 ? top - 1 : 0;
-  Hop inner_hop = scaled(hop(platform, group, proto, 0));
+  Hop inner_hop = hop(platform, group, proto, 0, Algorithm::tree);
   for (std::size_t t = 1; t <= inner_tier && top > 0; ++t) {
-    const Hop h = scaled(hop(platform, group, proto, t));
+    const Hop h = hop(platform, group, proto, t, Algorithm::tree);
     if (h.bandwidth < inner_hop.bandwidth) inner_hop.bandwidth = h.bandwidth;
     inner_hop.latency = max(inner_hop.latency, h.latency);
   }
   std::vector<Link> rank_link(static_cast<std::size_t>(nodes) * g, Link{inner_hop, SimTime::zero()});
-  std::vector<Link> node_link(nodes, Link{scaled(hop(platform, group, proto, top)), SimTime::zero()});
+  std::vector<Link> node_link(nodes, Link{hop(platform, group, proto, top, Algorithm::tree), SimTime::zero()});
 
   // Children of every node in each tree, for counting contributions.
   std::vector<std::vector<int>> kids(static_cast<std::size_t>(trees) * nodes);
@@ -194,7 +190,7 @@ ChunkResult tree(const Platform& platform, const Group& group, CollectiveOp op, 
     chain_down(t, k, i, 0);
   };
 
-  const SimTime start = SimTime::zero() + platform.costs(proto).launch;
+  const SimTime start = SimTime::zero() + platform.costs(proto).for_algorithm(Algorithm::tree).launch;
   engine.schedule_at(start, [&] {
     for (int k = 0; k < chunks; ++k) {
       for (int t = 0; t < trees; ++t) {

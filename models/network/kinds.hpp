@@ -47,6 +47,28 @@ struct ProtocolCosts {
   Duration launch;              // once per collective (kernel launch, proxy set-up)
   std::vector<Duration> step;   // per algorithm step, by tier (innermost first)
   Bytes chunk{512.0 * 1024};    // bytes a pipelined algorithm (tree) moves per message
+  // NCCL prices its tree apart from its ring (src/graph/tuning.cc: the tree's base and per-hop
+  // latencies, LL at 1/3.8 and LL128 at 120/128 of the tree's bandwidth where the ring's LL
+  // reaches 1/2); unset, the tree costs what the ring does.
+  struct Tree {
+    double bandwidth_factor = 1;
+    Duration launch;
+    std::vector<Duration> step;
+  };
+  std::optional<Tree> tree;
+  // A bus-bandwidth ceiling (nccl-tests' busbw) across two nodes and across more, whatever the
+  // links (NCCL's llMaxBws for LL: its flag-polling stores stall on the NIC's proxy).
+  std::optional<BytesPerSecond> bus_ceiling_two_nodes, bus_ceiling_more_nodes;
+
+  /// The costs `a` pays: the tree's where they are given, else these.
+  ProtocolCosts for_algorithm(Algorithm a) const {
+    if (a != Algorithm::tree || !tree) return *this;
+    ProtocolCosts c = *this;
+    c.bandwidth_factor = tree->bandwidth_factor;
+    c.launch = tree->launch;
+    c.step = tree->step;
+    return c;
+  }
 };
 
 }  // namespace sp::models

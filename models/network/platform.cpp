@@ -128,16 +128,31 @@ PlatformPower parse_power(const config::ConfigNode& n) {
   return p;
 }
 
+std::vector<Duration> parse_steps(const config::ConfigNode& step, const Topology& topo) {
+  step.expect_only({"scale_up", "host", "scale_out"});
+  std::vector<Duration> steps;
+  for (const Tier& t : topo.tiers) steps.push_back(step.at(t.name).as_nonnegative_duration());
+  return steps;
+}
+
 ProtocolCosts parse_protocol(const config::ConfigNode& n, const Topology& topo) {
-  n.expect_only({"bandwidth_factor", "launch", "step", "chunk"});
+  n.expect_only({"bandwidth_factor", "launch", "step", "chunk", "tree", "bus_ceiling"});
   ProtocolCosts c;
   c.available = true;
   if (auto chunk = n.find("chunk")) c.chunk = chunk->as_positive_bytes();
   c.bandwidth_factor = n.at("bandwidth_factor").as_fraction();
   c.launch = n.at("launch").as_nonnegative_duration();
-  const config::ConfigNode step = n.at("step");
-  step.expect_only({"scale_up", "host", "scale_out"});
-  for (const Tier& t : topo.tiers) c.step.push_back(step.at(t.name).as_nonnegative_duration());
+  c.step = parse_steps(n.at("step"), topo);
+  if (auto t = n.find("tree")) {
+    t->expect_only({"bandwidth_factor", "launch", "step"});
+    c.tree = ProtocolCosts::Tree{t->at("bandwidth_factor").as_fraction(), t->at("launch").as_nonnegative_duration(),
+                                 parse_steps(t->at("step"), topo)};
+  }
+  if (auto b = n.find("bus_ceiling")) {
+    b->expect_only({"two_nodes", "more_nodes"});
+    c.bus_ceiling_two_nodes = b->at("two_nodes").as_positive_bandwidth();
+    c.bus_ceiling_more_nodes = b->at("more_nodes").as_positive_bandwidth();
+  }
   return c;
 }
 

@@ -110,6 +110,49 @@ TEST(Tree, BeatsTheRingOnLatencyAtScale) {
             terms(1024, CollectiveOp::all_reduce, Algorithm::ring).time(small));
 }
 
+TEST(Tree, PaysNcclsTreeLatenciesNotTheRings) {
+  // NCCL's tuning model (src/graph/tuning.cc) prices a tree all-reduce of 2 DGX H100 nodes in LL
+  // at baseLat 6.8 + 2 ((8 - 1) x 0.6 us on NVLink + log2(2) x 5.0 us on the network) = 25.2 us;
+  // NCCL's own log for 2 x 8 H100 prints "64 Bytes -> Algo 0 proto 0 time 25.207"
+  // (NVIDIA/nccl issue 1453). The ring's network step (2.7 us) would give 20.6 us.
+  const Platform dgx = testing::shipped_platform("dgx_h100");
+  const auto t = cost_terms(dgx, packed_group(dgx.topology, 16), CollectiveOp::all_reduce, Algorithm::tree, Protocol::ll);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_NEAR(to_seconds(t->latency_total()) * 1e6, 25.2, 1e-9);
+  // LL128: 14 + 2 (7 x 1.25 + 8.5) = 48.5 us; Simple: 8.4 + 2 (7 x 4.0 + 14) = 92.4 us.
+  const auto t128 = cost_terms(dgx, packed_group(dgx.topology, 16), CollectiveOp::all_reduce, Algorithm::tree, Protocol::ll128);
+  const auto simple = cost_terms(dgx, packed_group(dgx.topology, 16), CollectiveOp::all_reduce, Algorithm::tree, Protocol::simple);
+  EXPECT_NEAR(to_seconds(t128->latency_total()) * 1e6, 48.5, 1e-9);
+  EXPECT_NEAR(to_seconds(simple->latency_total()) * 1e6, 92.4, 1e-9);
+  // The tree streams LL at 1/3.8 of its bandwidth (the ring at 1/2): over 8 nodes, 2n through a
+  // node's 8 NDR NICs at 8 x 0.94 x 50 GB/s x 0.92 x 0.263 = 91.0 GB/s, which LL's ceiling over
+  // more than two nodes, 20.4 GB/s, lowers.
+  const auto t8 = cost_terms(dgx, packed_group(dgx.topology, 64), CollectiveOp::all_reduce, Algorithm::tree, Protocol::ll);
+  EXPECT_NEAR(t8->bandwidth.back().bandwidth.value(), 20.4e9, 1.0);
+  EXPECT_NEAR(t8->bandwidth.back().bytes_factor, 2.0, 1e-12);
+}
+
+TEST(Ring, LlAcrossNodesIsCappedAtItsBusCeiling) {
+  // NCCL caps LL's bus bandwidth across nodes (llMaxBws on x86 Intel hosts: 39 GB/s over two
+  // nodes, 20.4 over more): 1 GiB over 64 DGX H100 GPUs in LL streams at 20.4 GB/s of busbw,
+  // 2 x 63/64 x 2^30 B / 20.4 GB/s = 103.6 ms, where the NICs' 0.5 x 8 x 47 GB/s would give 11 ms.
+  const Platform dgx = testing::shipped_platform("dgx_h100");
+  const auto t = cost_terms(dgx, packed_group(dgx.topology, 64), CollectiveOp::all_reduce, Algorithm::ring, Protocol::ll);
+  ASSERT_TRUE(t.has_value());
+  const double n = 1 << 30;
+  EXPECT_NEAR(to_seconds(t->time(Bytes(n))), 2.0 * 63 / 64 * n / 20.4e9 + to_seconds(t->fixed), 2e-4);
+  // Two nodes: 39 GB/s; inside a node no ceiling.
+  const auto two = cost_terms(dgx, packed_group(dgx.topology, 16), CollectiveOp::all_reduce, Algorithm::ring, Protocol::ll);
+  double slowest = 1e30;
+  for (const BandwidthTerm& b : two->bandwidth) slowest = std::min(slowest, b.bandwidth.value());
+  EXPECT_NEAR(slowest, 39e9, 1.0);
+  const auto one = cost_terms(dgx, packed_group(dgx.topology, 8), CollectiveOp::all_reduce, Algorithm::ring, Protocol::ll);
+  for (const BandwidthTerm& b : one->bandwidth) EXPECT_GT(b.bandwidth.value(), 39e9);
+  // Simple has no ceiling.
+  const auto simple = cost_terms(dgx, packed_group(dgx.topology, 64), CollectiveOp::all_reduce, Algorithm::ring, Protocol::simple);
+  for (const BandwidthTerm& b : simple->bandwidth) EXPECT_GT(b.bandwidth.value(), 100e9);
+}
+
 TEST(HalvingDoubling, RabenseifnerClosedForm) {
   // One node of 8: 2 log2(8) a + 2 (p-1)/p n / B = 6 us + 1.75 x 10 ms.
   EXPECT_EQ(terms(8, CollectiveOp::all_reduce, Algorithm::halving_doubling).time(Bytes(1e9)).ps(),

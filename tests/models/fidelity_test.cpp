@@ -78,7 +78,8 @@ TEST(ChunkFidelity, RefusesMoreMessagesThanItsBudgetBeforePlayingAny) {
 }
 
 // On an idle network the flow fidelity reproduces the closed forms, and the message-level
-// simulation agrees with them within 2 % for rings at every size and scale, and for trees where
+// simulation agrees with them within 2 % for rings at every size and scale (5 % for LL at mid
+// sizes across nodes, where its bus ceiling binds), and for trees where
 // latency or bandwidth dominates (up to 8 KiB, from 1 GiB). Between those the closed form's
 // pipeline fill is cruder than the simulation, which overlaps the two trees and hides part of
 // the per-hop latency behind the stream, and charges every chunk the busiest vertex's load (four
@@ -99,8 +100,13 @@ TEST(Fidelities, AgreeOnAnIdleNetwork) {
             const Duration analytic = time(Fidelity::analytic);
             EXPECT_LT(rel(time(Fidelity::flow), analytic), 1e-6) << name << " " << ranks << " " << n;
             const bool mid_size_tree = a == Algorithm::tree && n > 8192 && n < 1073741824;
+            // LL's bus ceiling across nodes slows the ring's network hop to where its stream and
+            // its hops' latency are alike at mid sizes, which the closed form takes as the larger
+            // of the two and the simulation overlaps only in part (1 MiB over two DGX H100: 4.7 %).
+            const bool mid_size_capped_ring =
+                a == Algorithm::ring && proto == Protocol::ll && ranks > 8 && n > 8192 && n < 16777216;
             const Duration chunk = time(Fidelity::chunk);
-            EXPECT_LT(rel(chunk, analytic), mid_size_tree ? 0.21 : 0.02)
+            EXPECT_LT(rel(chunk, analytic), mid_size_tree ? 0.21 : mid_size_capped_ring ? 0.05 : 0.02)
                 << name << " " << ranks << " ranks " << algorithm_name(a) << "/" << protocol_name(proto) << " " << n
                 << " B: chunk " << to_seconds(chunk) * 1e6 << " us, analytic " << to_seconds(analytic) * 1e6 << " us";
           }
