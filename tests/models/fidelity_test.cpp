@@ -176,6 +176,14 @@ TEST(Trees, FewTreeEdgesLeaveALeafOfConsecutiveNodes) {
   }
   EXPECT_DOUBLE_EQ(placed_leaf_crossing(Algorithm::halving_doubling, 4096, 0, 32), 32.0 * 4064 / 4096);
   EXPECT_DOUBLE_EQ(tree_leaf_crossing(64, 64), 0.0);  // the whole group under one leaf
+  // The one-pass count is the busiest leaf's range count, leaves of every size and any remainder.
+  for (int nodes : {5, 33, 100, 257}) {
+    for (int leaf : {1, 2, 3, 32}) {
+      double busiest = 0;
+      for (int first = 0; first < nodes; first += leaf) busiest = std::max(busiest, tree_range_crossing(nodes, first, leaf));
+      EXPECT_DOUBLE_EQ(tree_leaf_crossing(nodes, leaf), busiest) << nodes << " nodes, leaves of " << leaf;
+    }
+  }
 }
 
 TEST(FlowFidelity, TwoAllReducesOnTheSameLinksTakeAboutTwiceOne) {
