@@ -69,8 +69,9 @@ Duration collective_memory_time(const Platform& p, Algorithm algorithm, Collecti
 namespace {
 
 // NCCL's binary tree over `nodes` vertices (ncclGetBtree, NVIDIA/nccl src/graph/trees.cc): laid
-// out on the vertices' bits, a vertex's parent the next multiple of twice its lowest set bit
-// (or the one below where that is out of range), so every subtree holds consecutive vertices.
+// out on the vertices' bits, a vertex's parent is the vertex with its lowest set bit cleared and
+// the bit above it set (only cleared, where that is out of range), so every subtree holds
+// consecutive vertices.
 int btree_parent(int vertex, int nodes) {
   if (vertex == 0) return -1;
   int bit = 1;

@@ -57,7 +57,7 @@ struct ProtocolCosts {
   };
   std::optional<Tree> tree;
   // A bus-bandwidth ceiling (nccl-tests' busbw) across two nodes and across more, whatever the
-  // links (NCCL's llMaxBws for LL: its flag-polling stores stall on the NIC's proxy).
+  // links (NCCL's tuning model caps LL there, llMaxBws, by the hosts' CPU vendor).
   std::optional<BytesPerSecond> bus_ceiling_two_nodes, bus_ceiling_more_nodes;
 
   /// The costs `a` pays: the tree's where they are given, else these.
