@@ -338,8 +338,22 @@ void apply_bus_ceiling(const Ctx& c, CostTerms& t) {
 
 }  // namespace
 
+namespace {
+
+// `protocol`'s costs as `algorithm` pays them, copied into `storage` only where the tree's own
+// differ: cost_terms runs for every algorithm and protocol of every collective the search prices.
+const ProtocolCosts& costs_for(const Platform& platform, Protocol protocol, Algorithm algorithm,
+                               std::optional<ProtocolCosts>& storage) {
+  const ProtocolCosts& base = platform.costs(protocol);
+  if (algorithm != Algorithm::tree || !base.tree) return base;
+  return storage.emplace(base.for_algorithm(algorithm));
+}
+
+}  // namespace
+
 Hop hop(const Platform& platform, const Group& group, Protocol protocol, std::size_t tier, Algorithm algorithm) {
-  const ProtocolCosts proto = platform.costs(protocol).for_algorithm(algorithm);
+  std::optional<ProtocolCosts> tree_costs;
+  const ProtocolCosts& proto = costs_for(platform, protocol, algorithm, tree_costs);
   const Ctx c{platform, group, proto, group.top_tier(), group.ranks()};
   BytesPerSecond bandwidth = c.bw(tier) * c.below(static_cast<int>(tier) - 1);
   // The tree's streams reach 0.92 of the links (kTreeBandwidthFactor), and then the ceiling.
@@ -351,7 +365,8 @@ Hop hop(const Platform& platform, const Group& group, Protocol protocol, std::si
 std::optional<CostTerms> cost_terms(const Platform& platform, const Group& group, CollectiveOp op,
                                     Algorithm algorithm, Protocol protocol) {
   if (!platform.costs(protocol).available || !protocol_allowed(algorithm, protocol)) return std::nullopt;
-  const ProtocolCosts proto = platform.costs(protocol).for_algorithm(algorithm);
+  std::optional<ProtocolCosts> tree_costs;
+  const ProtocolCosts& proto = costs_for(platform, protocol, algorithm, tree_costs);
   const Ctx c{platform, group, proto, group.top_tier(), group.ranks()};
   if (c.p <= 1) return std::nullopt;
   std::optional<CostTerms> t;

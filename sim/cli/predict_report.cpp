@@ -26,14 +26,8 @@ std::string input_cell(const output::Table& t, const std::string& name, std::siz
   return "";
 }
 
-// The accelerator count as the row gave it: accelerators_total, else nodes x per node.
-std::string accelerators(const output::Table& t, std::size_t i) {
-  const std::string total = input_cell(t, "accelerators_total", i);
-  if (!total.empty()) return total;
-  const std::string nodes = input_cell(t, "nodes", i), per_node = input_cell(t, "accelerators_per_node", i);
-  if (nodes.empty() || per_node.empty()) return "?";
-  return nodes + "x" + per_node;
-}
+// The accelerator count the row gives (read_mlperf_results requires accelerators_total).
+std::string accelerators(const output::Table& t, std::size_t i) { return input_cell(t, "accelerators_total", i); }
 
 bool ok(const output::Table& t, std::size_t i) { return t.column("status").text[i] == "ok"; }
 
