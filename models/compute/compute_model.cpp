@@ -71,5 +71,17 @@ void dispatch_from_host(const std::vector<LayerCompute*>& layers, Duration dispa
   for (auto it = layers.rbegin(); it != layers.rend(); ++it) pass((*it)->backward);
 }
 
+std::vector<LayerCompute> instance_computes(const Workload& w, const Accelerator& a, const ParallelLayout& layout) {
+  const Shard shard = shard_of(w, layout);
+  std::vector<LayerCompute> out;
+  for (const LayerGroup& l : w.layers) out.insert(out.end(), static_cast<std::size_t>(l.repeat), layer_compute(l, w, a, shard));
+  if (w.dispatch_per_kernel > Duration::zero()) {
+    std::vector<LayerCompute*> passes;
+    for (LayerCompute& c : out) passes.push_back(&c);
+    dispatch_from_host(passes, w.dispatch_per_kernel);
+  }
+  return out;
+}
+
 
 }  // namespace sp::models

@@ -25,6 +25,7 @@
 #include "models/compute/launch.hpp"
 #include "models/workloads/ops.hpp"
 #include "models/hardware/accelerator.hpp"
+#include "models/workloads/parallelism.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/core/time.hpp"
 
@@ -55,5 +56,10 @@ LayerCompute layer_compute(const LayerGroup& layer, const Workload& w, const Acc
 /// the device needs for it in that pipeline (at least its kernels, more where the host is
 /// behind). `layers` in forward order.
 void dispatch_from_host(const std::vector<LayerCompute*>& layers, Duration dispatch);
+
+/// Every layer instance of `w` in forward order (each group `repeat` times) for one micro-batch of
+/// `layout` on `a`, dispatched from the host where the workload says so (dispatch_per_kernel): what
+/// the step graph runs, and what it and the memory model split the pipeline on.
+std::vector<LayerCompute> instance_computes(const Workload& w, const Accelerator& a, const ParallelLayout& layout);
 
 }  // namespace sp::models

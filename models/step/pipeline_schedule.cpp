@@ -28,6 +28,17 @@ std::vector<std::vector<int>> split_contiguous(const std::vector<double>& costs,
   return out;
 }
 
+std::vector<std::vector<int>> split_on_compute(const std::vector<const LayerCompute*>& instances, int parts) {
+  std::vector<double> costs;
+  for (const LayerCompute* c : instances) costs.push_back(to_seconds(c->forward.time + c->backward.time));
+  return split_contiguous(costs, parts);
+}
+
+double micro_batches_in_flight(int stage, int stages, int v, int m) {
+  if (v == 1) return std::min(stages - stage, m);
+  return std::min(m * v, 2 * (stages - stage - 1) + (v - 1) * stages + 1) / static_cast<double>(v);
+}
+
 std::vector<ScheduleUnit> pipeline_order(int stage, int stages, int v, int m) {
   const auto unit = [&](bool forward, int i) {
     const int c = (i / stages) % v;

@@ -57,8 +57,9 @@ constexpr std::uint32_t kPending = 0x80000000u;
 
 void Builder::make_instances() {
   const Shard shard = shard_of(w_, lay_);
+  const std::vector<LayerCompute> computes = instance_computes(w_, p_.accelerator, lay_);
+  std::size_t k = 0;
   for (const LayerGroup& l : w_.layers) {
-    const LayerCompute lc = layer_compute(l, w_, p_.accelerator, shard);
     PassCompute attention;
     if (lay_.recompute == Recompute::selective) {
       LayerGroup core = l;  // the attention ops alone, costed as the layer's
@@ -69,16 +70,11 @@ void Builder::make_instances() {
       if (!core.ops.empty()) attention = layer_compute(core, w_, p_.accelerator, shard).forward;
     }
     for (int r = 0; r < l.repeat; ++r) {
-      inst_.push_back(Instance{&l, l.repeat > 1 ? fmt::format("{}[{}]", l.name, r) : l.name, lc,
+      inst_.push_back(Instance{&l, l.repeat > 1 ? fmt::format("{}[{}]", l.name, r) : l.name, computes[k++],
                                static_cast<double>(l.trainable_parameters) / lay_.tp, attention.time,
                                attention.memory_bound});
       g_.layers.push_back(inst_.back().name);
     }
-  }
-  if (w_.dispatch_per_kernel > Duration::zero()) {
-    std::vector<LayerCompute*> passes;
-    for (Instance& in : inst_) passes.push_back(&in.compute);
-    dispatch_from_host(passes, w_.dispatch_per_kernel);
   }
 }
 
@@ -91,9 +87,9 @@ Duration Builder::backward_work(const Instance& in) const {
 }
 
 std::vector<std::vector<int>> Builder::split() const {
-  std::vector<double> costs;
-  for (const Instance& in : inst_) costs.push_back(to_seconds(in.compute.forward.time + in.compute.backward.time));
-  return split_contiguous(costs, lay_.pp * lay_.virtual_stages);
+  std::vector<const LayerCompute*> computes;
+  for (const Instance& in : inst_) computes.push_back(&in.compute);
+  return split_on_compute(computes, lay_.pp * lay_.virtual_stages);
 }
 
 Duration Builder::compute_bound() {

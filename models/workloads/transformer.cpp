@@ -223,7 +223,14 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   loss.backward_bytes_per_token = Bytes(20 * vocab);
   loss.backward_kernels = 6;
   head.ops.push_back(loss);
-  head.activations = Bytes(s * vocab * kBf16);  // the logits
+  // Kept for the backward: Megatron's vocabulary-parallel cross-entropy upcasts its share of the
+  // logits to fp32 and saves their softmax (NVIDIA/Megatron-LM megatron/core/tensor_parallel/
+  // cross_entropy.py: vocab_parallel_logits.float(), save_for_backward(exp_logits, ...)), 4 B a
+  // vocabulary entry, which TP splits; the final norm's input, and the head GEMM's input where its
+  // weight trains, are hidden states in the sequence region.
+  const Bytes head_inputs = hidden_state * (t.lora ? 1.0 : 2.0);
+  head.activations = Bytes(s * vocab * 4) + head_inputs;
+  head.sequence_activations = head_inputs;
   head.tp_tensor = hidden_state;                // the final norm's output, gathered before the head
   head.tp_all_gathers = 1;
   // Megatron's output layer never uses userbuffers (its all-gather runs before it, its input

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "models/step/pipeline_schedule.hpp"
 #include "models/training/memory.hpp"
 #include "models/step/stragglers.hpp"
 #include "sim/core/rng.hpp"
@@ -89,31 +90,71 @@ TEST(Memory, FullSeventyBFineTuneDoesNotFitOnEightH100) {
 }
 
 TEST(Memory, ActivationsOfTheMicroBatchesInFlight) {
-  // Two layers of 1 GB activations per sample, micro-batch 2, 4 pipeline stages and 8
-  // micro-batches: 1F1B keeps 4 in flight on the first stage, each stage holds a quarter of the
-  // layers: 2 GB x 2 samples x 4 / 4 = 4 GB.
-  Workload w = testing::two_layer_workload(0, 1);
-  for (LayerGroup& l : w.layers) l.activations = Bytes(1e9);
+  // Eight equal layers of 0.25 GB activations per sample, micro-batch 2, 4 pipeline stages and 8
+  // micro-batches: each stage holds two layers; 1F1B keeps 4 - s in flight on stage s, so the
+  // first stage holds the most: 0.5 GB x 2 samples x 4 = 4 GB.
+  Workload w = testing::eight_layer_workload();
+  w.layers[0].activations = Bytes(0.25e9);
   ParallelSpec pp;
   pp.pipeline = 4;
   pp.micro_batch = 2;
   const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32, pp);
   EXPECT_EQ(lay.micro_batches, 8);
-  EXPECT_DOUBLE_EQ(estimate_memory(w, testing::simple_platform().accelerator, lay).activations.value(), 4e9);
+  const MemoryEstimate m = estimate_memory(w, testing::simple_platform().accelerator, lay);
+  EXPECT_DOUBLE_EQ(m.activations.value(), 4e9);
+  EXPECT_EQ(m.stage, 0);
+  EXPECT_DOUBLE_EQ(micro_batches_in_flight(3, 4, 1, 8), 1);
+  EXPECT_DOUBLE_EQ(micro_batches_in_flight(0, 4, 1, 2), 2);  // fewer micro-batches than stages
 }
 
 TEST(Memory, InterleavingKeepsMoreMicroBatchesInFlight) {
-  // Two layers of 1 GB, PP4 with 8 micro-batches of 2 samples: 4 in flight, 4 GB (above). With
-  // v = 2 the first stage runs 2 x 3 + 1 x 4 = 10 chunk forwards before its first backward and
-  // holds 11 chunks of half its layers: 5.5 micro-batches' worth, 4 x (1 + 3/8): 5.5 GB.
-  Workload w = testing::two_layer_workload(0, 1);
-  for (LayerGroup& l : w.layers) l.activations = Bytes(1e9);
+  // The same eight layers, PP4 with 8 micro-batches of 2 samples: 4 GB (above). With v = 2 each
+  // stage holds two chunks of one layer (parts 0 and 4 on the first); the first stage runs
+  // 2 x 3 + 1 x 4 = 10 chunk forwards before its first backward and holds 11 chunks of half its
+  // layers: 5.5 micro-batches' worth, 4 x (1 + 3/8): 0.5 GB x 2 x 5.5 = 5.5 GB.
+  Workload w = testing::eight_layer_workload();
+  w.layers[0].activations = Bytes(0.25e9);
   ParallelSpec pp;
   pp.pipeline = 4;
   pp.micro_batch = 2;
   pp.virtual_stages = 2;
   const ParallelLayout lay = testing::layout(testing::simple_platform(), 8, 32, pp);
   EXPECT_DOUBLE_EQ(estimate_memory(w, testing::simple_platform().accelerator, lay).activations.value(), 5.5e9);
+}
+
+TEST(Memory, EachStageHoldsItsOwnLayersAndTheFullestSetsTheFit) {
+  // Eight layers of 1 ms forward and 2 ms backward (0.25 GB of activations a sample, one parameter
+  // each) between an embedding and an output layer of 1e9 trained parameters each and no compute;
+  // the output layer keeps 3 GB a sample (its fp32 softmax). PP4, micro-batch 1, 8 micro-batches,
+  // fp16 weights and gradients (2 + 2 B) and 12 B of optimizer state a parameter.
+  // The split balances compute: the embedding's midpoint 0 and the layers' at 1.5, 4.5, ... ms of
+  // 24 put parts at {embedding, L1, L2}, {L3, L4}, {L5, L6}, {L7, L8, head}.
+  //   stage 1 of 4: (1e9 + 2) x 16 B = 16.0 GB, activations 0.5 GB x 4 in flight = 2 GB: 18 GB
+  //   stage 4 of 4: (1e9 + 2) x 16 B = 16.0 GB, activations (0.5 + 3) GB x 1 in flight: 19.5 GB
+  // The last stage holds the most. Spread evenly (the embedding and head over all stages, the
+  // first stage's 4 in flight) it would have been 8 GB + 1.25 x 4 = 13 GB: not the peak.
+  Workload w = testing::eight_layer_workload();
+  w.layers[0].activations = Bytes(0.25e9);
+  LayerGroup embedding, head;
+  embedding.name = "embedding";
+  head.name = "head";
+  for (LayerGroup* g : {&embedding, &head}) g->parameters = g->trainable_parameters = 1'000'000'000;
+  head.activations = Bytes(3e9);
+  embedding.pipeline_boundary = head.pipeline_boundary = Bytes(1);
+  w.layers = {embedding, w.layers[0], head};
+  ParallelSpec pp;
+  pp.pipeline = 4;
+  pp.micro_batch = 1;
+  const Platform p = testing::simple_platform();
+  const ParallelLayout lay = testing::layout(p, 4, 8, pp);
+  EXPECT_EQ(lay.micro_batches, 8);
+  const MemoryEstimate m = estimate_memory(w, p.accelerator, lay);
+  EXPECT_EQ(m.stage, 3);
+  EXPECT_NEAR(m.weights.value(), (1e9 + 2) * 2, 1e-3);
+  EXPECT_NEAR(m.gradients.value(), (1e9 + 2) * 2, 1e-3);
+  EXPECT_NEAR(m.optimizer.value(), (1e9 + 2) * 12, 1e-3);
+  EXPECT_NEAR(m.activations.value(), 3.5e9, 1);
+  EXPECT_NE(m.describe().find("on pipeline stage 4 of 4"), std::string::npos) << m.describe();
 }
 
 TEST(Memory, FullRecomputeKeepsEachLayersInputAndOneLayersActivations) {
