@@ -56,6 +56,7 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     if (t.has_column("org_folder")) r.org_folder = t.cell(i, "org_folder");
     if (t.has_column("system_folder")) r.system_folder = t.cell(i, "system_folder");
     if (t.has_column("platform")) r.platform = t.cell(i, "platform");
+    if (t.has_column("host_processor")) r.host_processor = t.cell(i, "host_processor");
     if (t.has_column("same_logs_as")) r.same_logs_as = t.cell(i, "same_logs_as");
     if (t.has_column("round")) {
       // It picks the reference convergence only: a round not written as one ("Training 5.0") is

@@ -69,6 +69,9 @@ struct MlperfResult {
   // The platform file (scenarios/platforms, by name) describing the cluster it ran on where one is
   // shipped for it (column `platform`); empty: the reference platform of its kind and node size.
   std::string platform;
+  // The hosts' processor as declared (column host_processor, "AMD EPYC 9654", may be empty): the
+  // collective library prices steps across nodes by its vendor (models::Platform::host_cpu).
+  std::string host_processor;
   std::vector<PhaseObservation> phases;
   // The MLPerf round it was submitted to ("4.1"; column `round`, may be empty): which round's RCPs
   // its convergence is predicted from (models::ConvergenceTable::at_round).

@@ -164,6 +164,7 @@ ConfiguredSystem configure(const MlperfResult& row, const SystemModelInputs& in)
     p = in.platforms.named(row.platform, *a, row.accelerators_per_node, why);
     if (!p) return fail("error", why);
   }
+  if (const auto cpu = models::host_cpu_of_processor(row.host_processor)) p->host_cpu = *cpu;
   if (!a->training_peak(w->precision)) return fail("error", a->name + " has no peak usable for " + w->precision);
   out.peak_flops = a->training_peak(w->precision)->value();
   // The software the row ran (its framework column) decides which calibrated levels and host
@@ -246,8 +247,8 @@ ConfiguredSystem configure(const MlperfResult& row, const SystemModelInputs& in)
 // Everything configure() reads of a row.
 std::string configuration_key(const MlperfResult& r) {
   const auto degree = [](const std::optional<int>& d) { return d ? std::to_string(*d) : "-"; };
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.round, r.benchmark, r.accelerator,
-                     r.accelerators_per_node, r.accelerators, r.platform, r.framework,
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.round, r.benchmark, r.accelerator,
+                     r.accelerators_per_node, r.accelerators, r.platform, r.host_processor, r.framework,
                      r.global_batch ? std::to_string(*r.global_batch) : "-", degree(r.tensor_parallel),
                      degree(r.context_parallel), degree(r.pipeline_parallel));
 }

@@ -87,13 +87,34 @@ std::vector<std::int64_t> path_edges(const Ctx& c, std::size_t upto, bool cyclic
 // laps x (edges - 1) steps, p - 1 on a cyclic path through every rank (on a torus, per-dimension
 // rings: sum(d_i - 1) inside each slice); in steady state every step costs the average hop of the
 // ring, so tier t contributes its share e_t / edges of the ring's edges to every step.
+// Whether the group spans nodes: it crosses the scale-out tier (an NVLink domain of several
+// nodes, NVL72's, is one node to the collective library).
+bool spans_nodes(const Platform& platform, const Group& group) {
+  const std::vector<Tier>& tiers = platform.topology.tiers;
+  const std::size_t out = tiers.size() - 1;
+  return tiers[out].name == "scale_out" && group.top_tier() >= out && group.fan_out[out] > 1;
+}
+
+// One step of a ring on tier t. Once the ring spans nodes, NCCL prices every step inside a node
+// at least at its network overhead (tuning.cc: "Inter-node rings still have to launch nsteps *
+// net overhead"), for all-reduce, reduce-scatter and all-gather, not for broadcast's chain.
+Duration ring_step(const Platform& platform, const Group& group, const ProtocolCosts& proto, std::size_t t,
+                   bool cyclic) {
+  const std::size_t out = platform.topology.tiers.size() - 1;
+  if (!cyclic || t >= out || !spans_nodes(platform, group)) return proto.step[t];
+  return max(proto.step[t], proto.across(platform.host_cpu).ring_node_step);
+}
+
 void add_ring_latency(const Ctx& c, CostTerms& terms, int laps, bool cyclic) {
   const std::vector<std::int64_t> e = path_edges(c, c.top, cyclic);
   std::int64_t edges = 0;
   for (std::int64_t x : e) edges += x;
   const double steps = static_cast<double>(laps) * static_cast<double>(edges - (cyclic && c.p > 1 ? 1 : 0));
   for (std::size_t t = 0; t < e.size(); ++t) {
-    if (e[t] > 0) terms.latency.push_back({t, steps * static_cast<double>(e[t]) / static_cast<double>(edges), c.alpha(t)});
+    if (e[t] > 0) {
+      terms.latency.push_back({t, steps * static_cast<double>(e[t]) / static_cast<double>(edges),
+                               ring_step(c.platform, c.group, c.proto, t, cyclic)});
+    }
   }
 }
 
@@ -325,7 +346,8 @@ std::optional<BytesPerSecond> bus_ceiling(const Ctx& c, std::size_t t) {
   if (c.tier(t).name != "scale_out" || c.top < t) return std::nullopt;
   const int nodes = c.group.fan_out[t];
   if (nodes < 2) return std::nullopt;
-  return nodes > 2 ? c.proto.bus_ceiling_more_nodes : c.proto.bus_ceiling_two_nodes;
+  const ProtocolCosts::AcrossNodes& x = c.proto.across(c.platform.host_cpu);
+  return nodes > 2 ? x.bus_ceiling_more_nodes : x.bus_ceiling_two_nodes;
 }
 
 // A ring or a tree streams no faster than its slowest term: the terms crossing the scale-out
@@ -351,7 +373,8 @@ const ProtocolCosts& costs_for(const Platform& platform, Protocol protocol, Algo
 
 }  // namespace
 
-Hop hop(const Platform& platform, const Group& group, Protocol protocol, std::size_t tier, Algorithm algorithm) {
+Hop hop(const Platform& platform, const Group& group, Protocol protocol, std::size_t tier, Algorithm algorithm,
+        CollectiveOp op) {
   std::optional<ProtocolCosts> tree_costs;
   const ProtocolCosts& proto = costs_for(platform, protocol, algorithm, tree_costs);
   const Ctx c{platform, group, proto, group.top_tier(), group.ranks()};
@@ -359,7 +382,8 @@ Hop hop(const Platform& platform, const Group& group, Protocol protocol, std::si
   // The tree's streams reach 0.92 of the links (kTreeBandwidthFactor), and then the ceiling.
   if (algorithm == Algorithm::tree) bandwidth = bandwidth * kTreeBandwidthFactor;
   if (const auto ceiling = bus_ceiling(c, tier); ceiling && *ceiling < bandwidth) bandwidth = *ceiling;
-  return Hop{bandwidth, c.alpha(tier)};
+  if (algorithm != Algorithm::ring) return Hop{bandwidth, c.alpha(tier)};
+  return Hop{bandwidth, ring_step(platform, group, proto, tier, op != CollectiveOp::broadcast)};
 }
 
 std::optional<CostTerms> cost_terms(const Platform& platform, const Group& group, CollectiveOp op,

@@ -88,7 +88,9 @@ ChunkResult chain_broadcast(const Platform& platform, const Group& group, Protoc
   const auto chunks = static_cast<std::int64_t>(pieces(n, platform.costs(proto).chunk));  // within the budget
   const Bytes c = n / static_cast<double>(chunks);
   std::vector<Link> links;
-  for (int r = 0; r + 1 < p; ++r) links.push_back({hop(platform, group, proto, hop_tier(group, r)), SimTime::zero()});
+  for (int r = 0; r + 1 < p; ++r) {
+    links.push_back({hop(platform, group, proto, hop_tier(group, r), Algorithm::ring, CollectiveOp::broadcast), SimTime::zero()});
+  }
   Engine engine;
   SimTime last;
   std::function<void(int)> forward = [&](int r) {  // rank r holds a chunk

@@ -107,13 +107,15 @@ std::optional<CostTerms> cost_terms(const Platform& platform, const Group& group
 /// What one message crossing tier t sees on this group: the group's share of the tier's link
 /// (a node's NICs are shared by all the node's accelerators in the group), times the protocol's
 /// bandwidth factor (a tree's at kTreeBandwidthFactor of it), at most the protocol's bus ceiling
-/// across nodes, and the protocol's step latency there, as `algorithm` pays them.
+/// across nodes, and the protocol's step latency there, as `algorithm` pays them for `op` (a
+/// ring's steps inside a node at least the network overhead once it spans nodes, but for a
+/// broadcast's chain).
 struct Hop {
   BytesPerSecond bandwidth;
   Duration latency;
 };
 Hop hop(const Platform& platform, const Group& group, Protocol protocol, std::size_t tier,
-        Algorithm algorithm = Algorithm::ring);
+        Algorithm algorithm = Algorithm::ring, CollectiveOp op = CollectiveOp::all_reduce);
 
 /// NCCL's double binary tree over `nodes` vertices (ncclGetDtree, NVIDIA/nccl src/graph/trees.cc):
 /// tree 0 laid out on the vertices' bits (a subtree holds consecutive vertices), tree 1 its

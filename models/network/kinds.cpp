@@ -35,6 +35,15 @@ const char* protocol_name(Protocol p) {
   return "?";
 }
 
+const char* host_cpu_name(HostCpu c) {
+  switch (c) {
+    case HostCpu::intel: return "intel";
+    case HostCpu::amd: return "amd";
+    case HostCpu::arm: return "arm";
+  }
+  return "?";
+}
+
 namespace {
 template <class E, std::size_t N, class NameOf>
 std::optional<E> by_name(const std::array<E, N>& all, const std::string& name, NameOf name_of) {
@@ -52,5 +61,18 @@ std::optional<E> by_name(const std::array<E, N>& all, const std::string& name, N
 std::optional<CollectiveOp> op_from_name(const std::string& n) { return by_name(kCollectiveOps, n, op_name); }
 std::optional<Algorithm> algorithm_from_name(const std::string& n) { return by_name(kAlgorithms, n, algorithm_name); }
 std::optional<Protocol> protocol_from_name(const std::string& n) { return by_name(kProtocols, n, protocol_name); }
+std::optional<HostCpu> host_cpu_from_name(const std::string& n) {
+  return by_name(std::array{HostCpu::intel, HostCpu::amd, HostCpu::arm}, n, host_cpu_name);
+}
+
+std::optional<HostCpu> host_cpu_of_processor(const std::string& processor) {
+  std::string lower;
+  for (char c : processor) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  const auto has = [&lower](const char* word) { return lower.find(word) != std::string::npos; };
+  if (has("amd") || has("epyc")) return HostCpu::amd;
+  if (has("intel") || has("xeon")) return HostCpu::intel;
+  if (has("grace") || has("arm") || has("neoverse")) return HostCpu::arm;
+  return std::nullopt;
+}
 
 }  // namespace sp::models

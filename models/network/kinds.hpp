@@ -40,6 +40,15 @@ std::optional<CollectiveOp> op_from_name(const std::string& name);
 std::optional<Algorithm> algorithm_from_name(const std::string& name);
 std::optional<Protocol> protocol_from_name(const std::string& name);
 
+/// The CPU vendor of a platform's hosts, where a collective library prices its network steps by it
+/// (NCCL: AMD, or a mix, against everything else).
+enum class HostCpu { intel, amd, arm };
+const char* host_cpu_name(HostCpu c);
+std::optional<HostCpu> host_cpu_from_name(const std::string& name);
+/// The vendor a processor's name says ("AMD EPYC 9654", "Intel(R) Xeon(R) Platinum 8480C",
+/// "NVIDIA Grace"), or nullopt where it names none.
+std::optional<HostCpu> host_cpu_of_processor(const std::string& processor);
+
 /// What one protocol costs on a platform.
 struct ProtocolCosts {
   bool available = false;
@@ -56,9 +65,17 @@ struct ProtocolCosts {
     std::vector<Duration> step;
   };
   std::optional<Tree> tree;
-  // A bus-bandwidth ceiling (nccl-tests' busbw) across two nodes and across more, whatever the
-  // links (NCCL's tuning model caps LL there, llMaxBws, by the hosts' CPU vendor).
-  std::optional<BytesPerSecond> bus_ceiling_two_nodes, bus_ceiling_more_nodes;
+  // What a collective pays once it spans nodes, by the hosts' CPU vendor (NCCL's tuning model,
+  // src/graph/tuning.cc): a bus-bandwidth ceiling (nccl-tests' busbw) across two nodes and across
+  // more, whatever the links (llMaxBws, LL's), and the least one step of a ring inside a node
+  // takes (getNetOverhead: the proxy's network overhead, which every step of a ring through the
+  // network waits on).
+  struct AcrossNodes {
+    std::optional<BytesPerSecond> bus_ceiling_two_nodes, bus_ceiling_more_nodes;
+    Duration ring_node_step;
+  };
+  std::array<AcrossNodes, 2> across_nodes;  // by HostCpu: intel (and every other vendor, as NCCL), amd
+  const AcrossNodes& across(HostCpu cpu) const { return across_nodes[cpu == HostCpu::amd ? 1 : 0]; }
 
   /// The costs `a` pays: the tree's where they are given, else these.
   ProtocolCosts for_algorithm(Algorithm a) const {

@@ -136,7 +136,7 @@ std::vector<Duration> parse_steps(const config::ConfigNode& step, const Topology
 }
 
 ProtocolCosts parse_protocol(const config::ConfigNode& n, const Topology& topo) {
-  n.expect_only({"bandwidth_factor", "launch", "step", "chunk", "tree", "bus_ceiling"});
+  n.expect_only({"bandwidth_factor", "launch", "step", "chunk", "tree", "across_nodes"});
   ProtocolCosts c;
   c.available = true;
   if (auto chunk = n.find("chunk")) c.chunk = chunk->as_positive_bytes();
@@ -148,10 +148,21 @@ ProtocolCosts parse_protocol(const config::ConfigNode& n, const Topology& topo) 
     c.tree = ProtocolCosts::Tree{t->at("bandwidth_factor").as_fraction(), t->at("launch").as_nonnegative_duration(),
                                  parse_steps(t->at("step"), topo)};
   }
-  if (auto b = n.find("bus_ceiling")) {
-    b->expect_only({"two_nodes", "more_nodes"});
-    c.bus_ceiling_two_nodes = b->at("two_nodes").as_positive_bandwidth();
-    c.bus_ceiling_more_nodes = b->at("more_nodes").as_positive_bandwidth();
+  // across_nodes: {intel: {bus_ceiling: {two_nodes: ..., more_nodes: ...}, ring_node_step: ...}, amd: ...}
+  if (auto a = n.find("across_nodes")) {
+    a->expect_only({"intel", "amd"});
+    for (HostCpu cpu : {HostCpu::intel, HostCpu::amd}) {
+      const auto v = a->find(host_cpu_name(cpu));
+      if (!v) continue;
+      v->expect_only({"bus_ceiling", "ring_node_step"});
+      ProtocolCosts::AcrossNodes& x = c.across_nodes[cpu == HostCpu::amd ? 1 : 0];
+      if (auto b = v->find("bus_ceiling")) {
+        b->expect_only({"two_nodes", "more_nodes"});
+        x.bus_ceiling_two_nodes = b->at("two_nodes").as_positive_bandwidth();
+        x.bus_ceiling_more_nodes = b->at("more_nodes").as_positive_bandwidth();
+      }
+      if (auto r = v->find("ring_node_step")) x.ring_node_step = r->as_nonnegative_duration();
+    }
   }
   return c;
 }
@@ -181,7 +192,7 @@ void parse_measured(const config::ConfigNode& n, Topology& topo) {
 
 Platform parse_platform(const config::ConfigNode& n,
                         const std::function<Accelerator(const config::ConfigNode&)>& accelerator_of) {
-  n.expect_only({"name", "site", "accelerator", "accelerators_per_node", "scale_up", "host", "scale_out", "protocols",
+  n.expect_only({"name", "site", "accelerator", "accelerators_per_node", "scale_up", "host", "host_cpu", "scale_out", "protocols",
                  "algorithms", "compute_jitter", "gpu_speed_spread", "collective_memory_traffic", "measured", "power",
                  "reliability"});  // read by the run-level model (models/goodput/reliability.hpp)
   Platform p;
@@ -216,6 +227,11 @@ Platform parse_platform(const config::ConfigNode& n,
   }
   p.topology.tiers.push_back(parse_scale_out(n.at("scale_out"), p.accelerator, per_node));
 
+  if (auto c = n.find("host_cpu")) {
+    const auto cpu = host_cpu_from_name(c->as_string());
+    if (!cpu) c->fail("unknown host CPU '" + c->as_string() + "'", "valid: intel, amd, arm");
+    p.host_cpu = *cpu;
+  }
   const config::ConfigNode protocols = n.at("protocols");
   protocols.expect_only({"ll", "ll128", "simple"});
   for (Protocol proto : kProtocols) {

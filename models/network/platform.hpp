@@ -34,6 +34,9 @@ struct Platform {
   Accelerator accelerator;
   Topology topology;
   std::array<ProtocolCosts, 3> protocols;  // indexed by Protocol
+  /// The hosts' CPU vendor (key host_cpu), by which NCCL prices a collective's steps across nodes
+  /// (ProtocolCosts::across_nodes); a result row's host_processor sets it where it names one.
+  HostCpu host_cpu = HostCpu::intel;
   /// The algorithms the platform's collective library chooses among (NCCL: ring, tree, nvls,
   /// sharp); the others run only when asked for.
   std::vector<Algorithm> library_algorithms;

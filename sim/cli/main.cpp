@@ -105,8 +105,9 @@ int main(int argc, char** argv) {
   predict_cmd->add_option("--systems", predict.systems,
                           "CSV with benchmark, accelerator, accelerators_per_node, nodes, accelerators_total, "
                           "global_batch_size (may be empty); optional tensor_parallel, context_parallel, pipeline_parallel (the "
-                          "layout the system runs; empty: the workload's rule) and round (the MLPerf round whose reference "
-                          "convergence applies, e.g. 5.0; empty: the workload file's)")
+                          "layout the system runs; empty: the workload's rule), round (the MLPerf round whose reference "
+                          "convergence applies, e.g. 5.0; empty: the workload file's) and host_processor (its vendor "
+                          "prices the collectives' steps across nodes, as NCCL does; empty: the platform's host_cpu)")
       ->required();
   predict_cmd->add_option("--out,-o", predict.out, "output CSV")->required();
   predict_cmd->add_option("--samples", predict.samples, "Monte Carlo replicates for p10/p90")

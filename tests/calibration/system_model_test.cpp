@@ -216,6 +216,22 @@ TEST(SystemModel, AClusterPlatformIsUsedWhereARowNamesIt) {
   EXPECT_NE(predict_system(row, in).message.find("unknown platform 'nosuch'"), std::string::npos);
 }
 
+TEST(SystemModel, ARowsHostProcessorSetsThePlatformsHostCpu) {
+  // NCCL prices a collective's steps across nodes by the hosts' CPU vendor: a row whose
+  // host_processor names AMD gets the AMD terms, one naming none the platform's own (Intel).
+  const PlatformCatalog platforms(catalog());
+  const SystemModelInputs in{catalog(), platforms, models::Calibration{}, 0, 1};
+  MlperfResult row = system_row("llama2_70b_lora", "NVIDIA H100-SXM5-80GB", 64, 8);
+  row.global_batch = 8;
+  SystemPrediction p = predict_system(row, in);
+  ASSERT_EQ(p.status, "ok") << p.message;
+  EXPECT_EQ(p.platform.host_cpu, models::HostCpu::intel);
+  row.host_processor = "AMD EPYC 9654 96-Core Processor";
+  p = predict_system(row, in);
+  ASSERT_EQ(p.status, "ok") << p.message;
+  EXPECT_EQ(p.platform.host_cpu, models::HostCpu::amd);
+}
+
 TEST(SystemModel, RowsItCannotModelSayWhy) {
   const PlatformCatalog platforms(catalog());
   const SystemModelInputs in{catalog(), platforms, models::Calibration{}, 0, 1};

@@ -153,6 +153,50 @@ TEST(Ring, LlAcrossNodesIsCappedAtItsBusCeiling) {
   for (const BandwidthTerm& b : simple->bandwidth) EXPECT_GT(b.bandwidth.value(), 100e9);
 }
 
+TEST(Ring, StepsInsideANodeWaitForTheNetworkOverheadOnceTheRingSpansNodes) {
+  // NCCL (tuning.cc, since 2.18): a ring spanning nodes pays at least its network overhead on each
+  // step inside a node: 1 us on Intel hosts, 2 us on AMD, three times that for Simple. An 8-byte
+  // all-reduce over 2 DGX H100 nodes (16 ranks): 2 x 15 = 30 steps, 14 of the ring's 16 edges
+  // inside a node (26.25 steps) and 2 across (3.75 steps at 2.7 us LL, 14 us Simple):
+  //   LL, Intel:      6.6 + 26.25 x max(0.6, 1) + 3.75 x 2.7 = 42.975 us (28.5 without the floor)
+  //   LL, AMD:        6.6 + 26.25 x 2             + 10.125    = 69.225 us
+  //   Simple, Intel:  8.4 + 26.25 x max(3.4, 3)   + 3.75 x 14 = 150.15 us (unchanged)
+  //   Simple, AMD:    8.4 + 26.25 x 6             + 52.5      = 218.4 us
+  // Inside one node (8 ranks, 14 steps) no floor: 6.6 + 14 x 0.6 = 15.0 us. A broadcast's chain
+  // pays none either (a chain of 15 edges, 14 inside a node: 6.6 + 14 x 0.6 + 2.7 = 17.7 us).
+  Platform dgx = testing::shipped_platform("dgx_h100");
+  const auto latency_us = [&](int ranks, CollectiveOp op, Protocol p) {
+    const auto t = cost_terms(dgx, packed_group(dgx.topology, ranks), op, Algorithm::ring, p);
+    return to_seconds(t->time(Bytes(0))) * 1e6;
+  };
+  EXPECT_NEAR(latency_us(16, CollectiveOp::all_reduce, Protocol::ll), 42.975, 1e-6);
+  EXPECT_NEAR(latency_us(16, CollectiveOp::all_reduce, Protocol::simple), 150.15, 1e-6);
+  EXPECT_NEAR(latency_us(8, CollectiveOp::all_reduce, Protocol::ll), 15.0, 1e-6);
+  EXPECT_NEAR(latency_us(16, CollectiveOp::broadcast, Protocol::ll), 17.7, 1e-6);
+  dgx.host_cpu = HostCpu::amd;
+  EXPECT_NEAR(latency_us(16, CollectiveOp::all_reduce, Protocol::ll), 69.225, 1e-6);
+  EXPECT_NEAR(latency_us(16, CollectiveOp::all_reduce, Protocol::simple), 218.4, 1e-6);
+  // AMD hosts cap LL at 22.5 GB/s of busbw over two nodes (llMaxBws), not Intel's 39.
+  const auto two = cost_terms(dgx, packed_group(dgx.topology, 16), CollectiveOp::all_reduce, Algorithm::ring, Protocol::ll);
+  double slowest = 1e30;
+  for (const BandwidthTerm& b : two->bandwidth) slowest = std::min(slowest, b.bandwidth.value());
+  EXPECT_NEAR(slowest, 22.5e9, 1.0);
+  // The chunk simulation's hops agree: a ring hop inside a node of a spanning ring takes 2 us.
+  EXPECT_EQ(hop(dgx, packed_group(dgx.topology, 16), Protocol::ll, 0).latency, seconds(2e-6));
+  EXPECT_EQ(hop(dgx, packed_group(dgx.topology, 16), Protocol::ll, 0, Algorithm::ring, CollectiveOp::broadcast).latency,
+            seconds(0.6e-6));
+}
+
+TEST(HostCpu, AProcessorsNameSaysItsVendor) {
+  EXPECT_EQ(host_cpu_of_processor("Intel(R) Xeon(R) Platinum 8480C"), HostCpu::intel);
+  EXPECT_EQ(host_cpu_of_processor("AMD EPYC 9654 96-Core Processor"), HostCpu::amd);
+  EXPECT_EQ(host_cpu_of_processor("2x EPYC 9474F"), HostCpu::amd);
+  EXPECT_EQ(host_cpu_of_processor("NVIDIA Grace CPU"), HostCpu::arm);
+  EXPECT_EQ(host_cpu_of_processor(""), std::nullopt);
+  EXPECT_EQ(host_cpu_from_name("AMD"), HostCpu::amd);
+  EXPECT_EQ(host_cpu_from_name("sparc"), std::nullopt);
+}
+
 TEST(HalvingDoubling, RabenseifnerClosedForm) {
   // One node of 8: 2 log2(8) a + 2 (p-1)/p n / B = 6 us + 1.75 x 10 ms.
   EXPECT_EQ(terms(8, CollectiveOp::all_reduce, Algorithm::halving_doubling).time(Bytes(1e9)).ps(),

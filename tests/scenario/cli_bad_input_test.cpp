@@ -85,6 +85,7 @@ TEST(Cli, AbsurdButWellFormedInputNamesTheArgumentNotAnInternalError) {
       {"run " + scenario("bert") + " -q --set 'platform.scale_out.nic_bandwidth=1 b/s'",
        "platform.scale_out.nic_bandwidth: \"1 b/s\" is below 1 MB/s"},
       {"collective --bytes 16EiB", "--bytes 16EiB: sizes are limited to 1 TiB"},
+      {"run " + scenario("bert") + " -q --set platform.host_cpu=sparc", "platform.host_cpu: unknown host CPU 'sparc'"},
       {"run /dev/zero", "/dev/zero: is not a regular file"},
   };
   for (const auto& [args, expected] : cases) {
