@@ -45,14 +45,17 @@ const char* host_cpu_name(HostCpu c) {
 }
 
 namespace {
+std::string lowercase(const std::string& s) {
+  std::string out;
+  for (char c : s) out += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return out;
+}
+
 template <class E, std::size_t N, class NameOf>
 std::optional<E> by_name(const std::array<E, N>& all, const std::string& name, NameOf name_of) {
-  std::string lower;
-  for (char c : name) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  const std::string lower = lowercase(name);
   for (E e : all) {
-    std::string n;
-    for (const char* c = name_of(e); *c; ++c) n += static_cast<char>(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
-    if (n == lower) return e;
+    if (lowercase(name_of(e)) == lower) return e;
   }
   return std::nullopt;
 }
@@ -66,8 +69,7 @@ std::optional<HostCpu> host_cpu_from_name(const std::string& n) {
 }
 
 std::optional<HostCpu> host_cpu_of_processor(const std::string& processor) {
-  std::string lower;
-  for (char c : processor) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  const std::string lower = lowercase(processor);
   const auto has = [&lower](const char* word) { return lower.find(word) != std::string::npos; };
   if (has("amd") || has("epyc")) return HostCpu::amd;
   if (has("intel") || has("xeon")) return HostCpu::intel;

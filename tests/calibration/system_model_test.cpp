@@ -192,7 +192,7 @@ TEST(SystemModel, RowsOfOneConfigurationShareItsSearchAndKeepTheirOwnDraws) {
   EXPECT_EQ(predict_system(c, in, &cache).global_batch, 16);
 }
 
-TEST(SystemModel, AClusterPlatformIsUsedWhereARowNamesIt) {
+TEST(SystemModel, AClusterPlatformIsUsedWhereARowNamesItAndItsHostCpuWhereItsProcessorDoes) {
   // Oracle's RoCE cluster (16 x 200 Gb/s a node) is one operator's platform: an H100 row without a
   // platform gets the reference DGX H100 (8 x 400 Gb/s), one naming it gets Oracle's, and a name
   // of another kind or of no file is an error that says so.
@@ -203,6 +203,14 @@ TEST(SystemModel, AClusterPlatformIsUsedWhereARowNamesIt) {
   SystemPrediction p = predict_system(row, in);
   ASSERT_EQ(p.status, "ok") << p.message;
   EXPECT_EQ(p.platform.name, "DGX H100");
+  EXPECT_EQ(p.platform.host_cpu, models::HostCpu::intel);
+  // NCCL prices a collective's steps across nodes by the hosts' CPU vendor: a row whose
+  // host_processor names AMD gets the AMD terms, one naming none the platform's own (Intel).
+  row.host_processor = "AMD EPYC 9654 96-Core Processor";
+  p = predict_system(row, in);
+  ASSERT_EQ(p.status, "ok") << p.message;
+  EXPECT_EQ(p.platform.host_cpu, models::HostCpu::amd);
+  row.host_processor.clear();
   row.platform = "oci_bm_gpu_h100_8";
   p = predict_system(row, in);
   ASSERT_EQ(p.status, "ok") << p.message;
@@ -214,22 +222,6 @@ TEST(SystemModel, AClusterPlatformIsUsedWhereARowNamesIt) {
   EXPECT_NE(p.message.find("has H200-SXM5-141GB, the row H100-SXM5-80GB"), std::string::npos) << p.message;
   row.platform = "nosuch";
   EXPECT_NE(predict_system(row, in).message.find("unknown platform 'nosuch'"), std::string::npos);
-}
-
-TEST(SystemModel, ARowsHostProcessorSetsThePlatformsHostCpu) {
-  // NCCL prices a collective's steps across nodes by the hosts' CPU vendor: a row whose
-  // host_processor names AMD gets the AMD terms, one naming none the platform's own (Intel).
-  const PlatformCatalog platforms(catalog());
-  const SystemModelInputs in{catalog(), platforms, models::Calibration{}, 0, 1};
-  MlperfResult row = system_row("llama2_70b_lora", "NVIDIA H100-SXM5-80GB", 64, 8);
-  row.global_batch = 8;
-  SystemPrediction p = predict_system(row, in);
-  ASSERT_EQ(p.status, "ok") << p.message;
-  EXPECT_EQ(p.platform.host_cpu, models::HostCpu::intel);
-  row.host_processor = "AMD EPYC 9654 96-Core Processor";
-  p = predict_system(row, in);
-  ASSERT_EQ(p.status, "ok") << p.message;
-  EXPECT_EQ(p.platform.host_cpu, models::HostCpu::amd);
 }
 
 TEST(SystemModel, RowsItCannotModelSayWhy) {
