@@ -87,12 +87,13 @@ std::vector<std::int64_t> path_edges(const Ctx& c, std::size_t upto, bool cyclic
 // laps x (edges - 1) steps, p - 1 on a cyclic path through every rank (on a torus, per-dimension
 // rings: sum(d_i - 1) inside each slice); in steady state every step costs the average hop of the
 // ring, so tier t contributes its share e_t / edges of the ring's edges to every step.
-// Whether the group spans nodes: it crosses the scale-out tier (an NVLink domain of several
-// nodes, NVL72's, is one node to the collective library).
-bool spans_nodes(const Platform& platform, const Group& group) {
+// The nodes the group spans: its units of the scale-out tier, the outermost (an NVLink domain of
+// several nodes, NVL72's, is one node to the collective library); 1 where it stays inside one.
+int nodes_spanned(const Platform& platform, const Group& group) {
   const std::vector<Tier>& tiers = platform.topology.tiers;
   const std::size_t out = tiers.size() - 1;
-  return tiers[out].name == "scale_out" && group.top_tier() >= out && group.fan_out[out] > 1;
+  if (tiers[out].name != "scale_out" || group.top_tier() < out) return 1;
+  return group.fan_out[out];
 }
 
 // One step of a ring on tier t. Once the ring spans nodes, NCCL prices every step inside a node
@@ -101,7 +102,7 @@ bool spans_nodes(const Platform& platform, const Group& group) {
 Duration ring_step(const Platform& platform, const Group& group, const ProtocolCosts& proto, std::size_t t,
                    bool cyclic) {
   const std::size_t out = platform.topology.tiers.size() - 1;
-  if (!cyclic || t >= out || !spans_nodes(platform, group)) return proto.step[t];
+  if (!cyclic || t >= out || nodes_spanned(platform, group) < 2) return proto.step[t];
   return max(proto.step[t], proto.across(platform.host_cpu).ring_node_step);
 }
 
@@ -341,10 +342,10 @@ bool protocol_allowed(Algorithm a, Protocol p) {
 namespace {
 
 // The protocol's bus-bandwidth ceiling where tier t is the scale-out tier and the group spans
-// nodes there (LL's, NCCL's llMaxBws): two nodes or more.
+// nodes (LL's, NCCL's llMaxBws): two nodes or more.
 std::optional<BytesPerSecond> bus_ceiling(const Ctx& c, std::size_t t) {
-  if (c.tier(t).name != "scale_out" || c.top < t) return std::nullopt;
-  const int nodes = c.group.fan_out[t];
+  if (t + 1 != c.platform.topology.tiers.size()) return std::nullopt;
+  const int nodes = nodes_spanned(c.platform, c.group);
   if (nodes < 2) return std::nullopt;
   const ProtocolCosts::AcrossNodes& x = c.proto.across(c.platform.host_cpu);
   return nodes > 2 ? x.bus_ceiling_more_nodes : x.bus_ceiling_two_nodes;

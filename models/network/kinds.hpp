@@ -76,6 +76,7 @@ struct ProtocolCosts {
   };
   std::array<AcrossNodes, 2> across_nodes;  // by HostCpu: intel (and every other vendor, as NCCL), amd
   const AcrossNodes& across(HostCpu cpu) const { return across_nodes[cpu == HostCpu::amd ? 1 : 0]; }
+  AcrossNodes& across(HostCpu cpu) { return across_nodes[cpu == HostCpu::amd ? 1 : 0]; }
 
   /// The costs `a` pays: the tree's where they are given, else these.
   ProtocolCosts for_algorithm(Algorithm a) const {

@@ -155,7 +155,7 @@ ProtocolCosts parse_protocol(const config::ConfigNode& n, const Topology& topo) 
       const auto v = a->find(host_cpu_name(cpu));
       if (!v) continue;
       v->expect_only({"bus_ceiling", "ring_node_step"});
-      ProtocolCosts::AcrossNodes& x = c.across_nodes[cpu == HostCpu::amd ? 1 : 0];
+      ProtocolCosts::AcrossNodes& x = c.across(cpu);
       if (auto b = v->find("bus_ceiling")) {
         b->expect_only({"two_nodes", "more_nodes"});
         x.bus_ceiling_two_nodes = b->at("two_nodes").as_positive_bandwidth();
@@ -163,6 +163,9 @@ ProtocolCosts parse_protocol(const config::ConfigNode& n, const Topology& topo) 
       }
       if (auto r = v->find("ring_node_step")) x.ring_node_step = r->as_nonnegative_duration();
     }
+    // A file that gives one vendor's terms only: the other's hosts pay those, not none.
+    if (!a->find("amd")) c.across(HostCpu::amd) = c.across(HostCpu::intel);
+    if (!a->find("intel")) c.across(HostCpu::intel) = c.across(HostCpu::amd);
   }
   return c;
 }

@@ -6,6 +6,7 @@ namespace sp::models {
 
 namespace {
 
+constexpr double kFp32 = 4;  // bytes of an element kept in fp32 (the loss's softmax)
 constexpr double kBf16 = 2;  // bytes of an activation element as trained (hidden states, K and V)
 constexpr double kFp8 = 1;   // bytes of one kept in fp8 (TransformerEngine's fp8 activation store)
 
@@ -229,7 +230,7 @@ std::vector<LayerGroup> transformer_layers(const TransformerSpec& t) {
   // vocabulary entry, which TP splits; the final norm's input, and the head GEMM's input where its
   // weight trains, are hidden states in the sequence region.
   const Bytes head_inputs = hidden_state * (t.lora ? 1.0 : 2.0);
-  head.activations = Bytes(s * vocab * 4) + head_inputs;
+  head.activations = Bytes(s * vocab * kFp32) + head_inputs;
   head.sequence_activations = head_inputs;
   head.tp_tensor = hidden_state;                // the final norm's output, gathered before the head
   head.tp_all_gathers = 1;
