@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "models/catalog.hpp"
+#include "models/network/kinds.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/first_seen.hpp"
@@ -56,7 +57,14 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     if (t.has_column("org_folder")) r.org_folder = t.cell(i, "org_folder");
     if (t.has_column("system_folder")) r.system_folder = t.cell(i, "system_folder");
     if (t.has_column("platform")) r.platform = t.cell(i, "platform");
-    if (t.has_column("host_processor")) r.host_processor = t.cell(i, "host_processor");
+    if (t.has_column("host_processor")) {
+      r.host_processor = t.cell(i, "host_processor");
+      if (!r.host_processor.empty() && !models::host_cpu_of_processor(r.host_processor)) {
+        warn({t.file(), t.line(i), 0}, "host_processor",
+             "'" + r.host_processor + "' names no vendor scalepoint knows (Intel/Xeon, AMD/EPYC, Arm/Grace/Neoverse/Altra): "
+             "the platform's host_cpu prices the collectives across nodes");
+      }
+    }
     if (t.has_column("same_logs_as")) r.same_logs_as = t.cell(i, "same_logs_as");
     if (t.has_column("round")) {
       // It picks the reference convergence only: a round not written as one ("Training 5.0") is

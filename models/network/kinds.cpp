@@ -73,7 +73,7 @@ std::optional<HostCpu> host_cpu_of_processor(const std::string& processor) {
   const auto has = [&lower](const char* word) { return lower.find(word) != std::string::npos; };
   if (has("amd") || has("epyc")) return HostCpu::amd;
   if (has("intel") || has("xeon")) return HostCpu::intel;
-  if (has("grace") || has("arm") || has("neoverse")) return HostCpu::arm;
+  if (has("grace") || has("arm") || has("neoverse") || has("altra")) return HostCpu::arm;
   return std::nullopt;
 }
 

@@ -26,7 +26,7 @@ TrainingEstimate estimate_training(const Workload& w, const Platform& p, int acc
     return e;
   }
   e.layout = *layout;
-  if (const std::string why_not = unsupported_split(w, e.layout.tp, e.layout.cp, e.layout.pp); !why_not.empty()) {
+  if (const std::string why_not = unsupported_split(w, e.layout.tp, e.layout.cp, e.layout.pp, e.layout.virtual_stages); !why_not.empty()) {
     e.status = "invalid_layout";
     e.message = why_not;
     return e;

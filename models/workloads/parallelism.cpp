@@ -220,12 +220,17 @@ std::optional<ParallelLayout> resolve_layout(const ParallelSpec& s, const Topolo
   l.evaluation_overlaps_all_gathers = s.evaluation_overlaps_all_gathers.value_or(true);
   l.recompute = s.recompute.value_or(Recompute::none);
   l.sequence_parallel = s.sequence_parallel.value_or(true);
-  const int model = l.tp * l.cp * l.pp;
-  if (n % model != 0) {
-    why = fmt::format("{} accelerators cannot hold TP{} x CP{} x PP{} = {}", n, l.tp, l.cp, l.pp, model);
+  // In 64 bits: three sizes a user may write as large as an int takes overflow an int's product.
+  const std::int64_t model = std::int64_t{l.tp} * l.cp * l.pp;
+  if (model > n) {
+    why = fmt::format("TP{} x CP{} x PP{} = {} is more than the {} accelerators", l.tp, l.cp, l.pp, model, n);
     return std::nullopt;
   }
-  l.dp = n / model;
+  if (n % model != 0) {
+    why = fmt::format("{} accelerators are not a multiple of TP{} x CP{} x PP{} = {}", n, l.tp, l.cp, l.pp, model);
+    return std::nullopt;
+  }
+  l.dp = static_cast<int>(n / model);
   if (gbs % l.dp != 0) {
     why = fmt::format("the global batch {} does not split over {} data-parallel ranks", gbs, l.dp);
     return std::nullopt;

@@ -117,7 +117,7 @@ Flops ModelDescription::backward_flops_per_sample() const {
   return f;
 }
 
-std::string unsupported_split(const Workload& w, int tp, int cp, int pp) {
+std::string unsupported_split(const Workload& w, int tp, int cp, int pp, int virtual_stages) {
   // Each split divides work the file describes; one it describes no traffic for would be free.
   if (tp > 1) {
     bool splits = false;
@@ -151,6 +151,14 @@ std::string unsupported_split(const Workload& w, int tp, int cp, int pp) {
     return fmt::format("CP{}: {}'s {} tokens a sample do not cut into 2 x {} chunks", cp, w.name, w.tokens_per_sample, cp);
   }
   if (pp > 1) {
+    // Every part of the pipeline holds at least one layer instance (a stage of none is no stage).
+    long long instances = 0;
+    for (const LayerGroup& l : w.layers) instances += l.repeat;
+    if (instances < static_cast<long long>(pp) * virtual_stages) {
+      return fmt::format("PP{}{} needs at least {} layers to place, {} has {}", pp,
+                         virtual_stages > 1 ? fmt::format(" x {} virtual stages", virtual_stages) : "",
+                         static_cast<long long>(pp) * virtual_stages, w.name, instances);
+    }
     // A stage may end after any instance but the last one.
     for (std::size_t i = 0; i < w.layers.size(); ++i) {
       const bool last = i + 1 == w.layers.size();

@@ -287,8 +287,9 @@ Flops ops_flops(const LayerGroup& layer, const Workload& w, Pass pass);
 /// Why `w` cannot be simulated with TP `tp`, CP `cp` and PP `pp` ("" when it can): a split its
 /// file describes no traffic for. TP needs the tensor-parallel traffic of every layer whose GEMMs
 /// TP splits (and some GEMM that it splits), CP a context-parallel exchange, PP a boundary tensor
-/// after every layer instance but the last.
-std::string unsupported_split(const Workload& w, int tp, int cp, int pp);
+/// after every layer instance but the last, and PP x `virtual_stages` parts at least as many layer
+/// instances as it cuts the model into.
+std::string unsupported_split(const Workload& w, int tp, int cp, int pp, int virtual_stages = 1);
 
 /// A `launch:` value: cuda_graphs (no dispatch cost), eager (the measured PyTorch cost per
 /// kernel), or {mode: eager, dispatch: "20 us"}; the host time per kernel it means.

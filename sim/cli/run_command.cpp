@@ -43,9 +43,8 @@ int run_command(const RunOptions& o) {
     overrides.push_back(config::Override{"samples", k, "--samples " + k});
   }
   if (!o.platform.empty()) {
-    // The platform file, includes resolved, as if the scenario had written it inline.
-    const std::string yaml = config::load_file(find_platform_file(o.platform).string()).dump();
-    overrides.push_back(config::Override{"platform", yaml, "--platform " + o.platform});
+    // The platform file, includes resolved, in place of the scenario's: its errors name its lines.
+    overrides.push_back(config::Override{"platform", "", "--platform " + o.platform, find_platform_file(o.platform).string()});
   }
   if (!o.anchor.empty()) {
     // N=TIME (a time to train) or N=TIME/step (a step), as the scenario's anchor mapping, so that

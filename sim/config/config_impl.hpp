@@ -12,6 +12,9 @@ namespace sp::config {
 
 struct ConfigNode::Impl {
   YAML::Node node;
+  // An empty value (`host_cpu:`) has the mark of whatever follows it, the next line's key: its
+  // own key's mark is where it is.
+  YAML::Mark key_mark = YAML::Mark::null_mark();
 };
 
 /// Where subtrees came from when it differs from their parent: an included file or a --set.
@@ -26,7 +29,7 @@ inline constexpr std::size_t kMaxYamlNodes = 1'000'000;
 
 inline ConfigNode make_node(const YAML::Node& node, std::shared_ptr<const LoadContext> ctx,
                             std::string path, std::string origin) {
-  return ConfigNode(std::make_shared<const ConfigNode::Impl>(ConfigNode::Impl{node}), std::move(ctx),
+  return ConfigNode(std::make_shared<const ConfigNode::Impl>(ConfigNode::Impl{node, YAML::Mark::null_mark()}), std::move(ctx),
                     std::move(path), std::move(origin));
 }
 

@@ -17,7 +17,7 @@ ConfigNode::ConfigNode(std::shared_ptr<const Impl> impl, std::shared_ptr<const L
 SourceLocation ConfigNode::location() const {
   // A command-line argument (--set k=v, --anchor N=T) has no lines: the argument is the place.
   if (origin_.rfind("--", 0) == 0) return SourceLocation{origin_, 0, 0};
-  const YAML::Mark m = impl_->node.Mark();
+  const YAML::Mark m = impl_->node.IsNull() && !impl_->key_mark.is_null() ? impl_->key_mark : impl_->node.Mark();
   if (m.is_null()) return SourceLocation{origin_, 0, 0};
   return SourceLocation{origin_, m.line + 1, m.column + 1};
 }
@@ -52,7 +52,13 @@ std::optional<ConfigNode> ConfigNode::find(std::string_view key) const {
   if (!c.IsDefined()) return std::nullopt;
   const std::string p = path_.empty() ? std::string(key) : path_ + "." + std::string(key);
   ConfigNode out = child(p);
-  out.impl_ = std::make_shared<const Impl>(Impl{c});
+  YAML::Mark key_mark = YAML::Mark::null_mark();
+  if (c.IsNull()) {
+    for (const auto& kv : n) {
+      if (kv.first.IsScalar() && kv.first.Scalar() == key) key_mark = kv.first.Mark();
+    }
+  }
+  out.impl_ = std::make_shared<const Impl>(Impl{c, key_mark});
   return out;
 }
 
@@ -70,7 +76,7 @@ std::vector<ConfigNode> ConfigNode::elements() const {
   std::size_t i = 0;
   for (const YAML::Node& e : impl_->node) {
     ConfigNode c = child(path_ + "[" + std::to_string(i++) + "]");
-    c.impl_ = std::make_shared<const Impl>(Impl{e});
+    c.impl_ = std::make_shared<const Impl>(Impl{e, YAML::Mark::null_mark()});
     out.push_back(std::move(c));
   }
   return out;
@@ -83,7 +89,7 @@ std::vector<std::pair<YAML::Node, YAML::Node>> ConfigNode::entries_checked() con
     if (!kv.first.IsScalar()) {
       // At the key itself (a null or complex key), not at the mapping that holds it.
       ConfigNode key = child(path_);
-      key.impl_ = std::make_shared<const Impl>(Impl{kv.first});
+      key.impl_ = std::make_shared<const Impl>(Impl{kv.first, YAML::Mark::null_mark()});
       key.fail("keys must be plain names");
     }
     out.emplace_back(kv.first, kv.second);
@@ -96,7 +102,7 @@ std::vector<std::pair<std::string, ConfigNode>> ConfigNode::entries() const {
   for (const auto& kv : entries_checked()) {
     const std::string key = kv.first.Scalar();
     ConfigNode c = child(path_.empty() ? key : path_ + "." + key);
-    c.impl_ = std::make_shared<const Impl>(Impl{kv.second});
+    c.impl_ = std::make_shared<const Impl>(Impl{kv.second, kv.first.Mark()});
     out.emplace_back(key, std::move(c));
   }
   return out;

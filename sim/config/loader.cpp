@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <variant>
@@ -258,9 +259,22 @@ ConfigNode finish_load(YAML::Node root, const std::string& label, const fs::path
   if (!overrides.empty() && root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   for (const Override& o : overrides) {
     const std::vector<Segment> segs = split_path(o);
-    const YAML::Node value = parse_yaml(o.value, origin_of(o));
+    const std::string path = canonical_path(segs);
+    // The subtree is replaced: the files its old keys came from (a platform's included protocol
+    // table) no longer say where anything under it is.
+    for (auto it = ctx->origins.lower_bound(path); it != ctx->origins.end() && it->first.rfind(path, 0) == 0;) {
+      const char next = it->first.size() > path.size() ? it->first[path.size()] : '\0';
+      it = next == '.' || next == '[' ? ctx->origins.erase(it) : std::next(it);
+    }
+    if (o.file.empty()) {
+      set_path(root, segs, 0, parse_yaml(o.value, origin_of(o)), o, "", ctx->origins);
+      ctx->origins[path] = origin_of(o);
+      continue;
+    }
+    YAML::Node value = parse_yaml(read_text_file(o.file), o.file);
+    resolve_includes(value, fs::path(o.file).parent_path(), path, o.file, *ctx, 0);
     set_path(root, segs, 0, value, o, "", ctx->origins);
-    ctx->origins[canonical_path(segs)] = origin_of(o);
+    ctx->origins[path] = o.file;
   }
   return make_node(root, std::move(ctx), "", label);
 }

@@ -13,9 +13,14 @@
 namespace sp::config {
 
 struct Override {
+  Override(std::string path_, std::string value_, std::string text_, std::string file_ = {})
+      : path(std::move(path_)), value(std::move(value_)), text(std::move(text_)), file(std::move(file_)) {}
   std::string path;   // "platform.scale_out.nics"
   std::string value;  // YAML text: "4", "\"200 Gb/s\"", "[8, 16]"
   std::string text;   // the argument as the user wrote it, for messages
+  /// Where the value is a file's document (--platform FILE): read with its includes, so that an
+  /// error inside it names that file and line; `value` is then unused.
+  std::string file;
 };
 
 /// Parses "key.path=value"; a missing '=' or empty key is an InputError located at "--set".

@@ -1,8 +1,10 @@
 #include "sim/output/plot.hpp"
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <system_error>
 
 #include "sim/core/error.hpp"
 
@@ -38,7 +40,16 @@ bool run_gnuplot(const std::string& script, const std::filesystem::path& work_di
   {
     std::ofstream out(file);
     out << script;
-    if (!out) return false;
+    out.flush();
+    if (!out) {
+      // No room for a few kilobytes of script (a full disk, a file-size limit): the disk, not
+      // gnuplot, is why there is no plot, and it fails the run as any other write does; nothing
+      // of the script is left behind (found by a hostile-input review).
+      const int err = errno != 0 ? errno : EIO;
+      std::error_code ec;
+      std::filesystem::remove(file, ec);
+      throw std::system_error(err, std::generic_category(), "cannot write " + file.string());
+    }
   }
   const std::string cmd = "gnuplot " + shell_quote(file.string()) + " >/dev/null 2>&1";
   const int status = std::system(cmd.c_str());

@@ -62,11 +62,24 @@ void apply_anchor(ScenarioSpec& spec, Anchor& a, const config::ConfigNode& where
   // The layout found, held whole while the level moves (its virtual stages and recomputation
   // too): the time then falls smoothly with the level, and at factor 1 is the one found.
   const models::ParallelSpec layout = models::spec_of(first->layout);
-  const models::LevelSolution level = models::solve_software_level(
-      [&](double factor) { return of(models::estimate_at_level(spec.workload, spec.platform, n, gbs, layout, factor, spec.fidelity)); },
-      a.measured, models::kSoftwareLevelMin, models::kSoftwareLevelMax);
-  a.software_factor = level.factor;
   const char* key = step ? "step_time" : "time_to_train";
+  const auto shown = [step](Duration d) {
+    return step ? fmt::format("{:.4g} s", to_seconds(d)) : fmt::format("{:.4g} min", to_seconds(d) / 60);
+  };
+  models::LevelSolution level;
+  try {
+    level = models::solve_software_level(
+        [&](double factor) { return of(models::estimate_at_level(spec.workload, spec.platform, n, gbs, layout, factor, spec.fidelity)); },
+        a.measured, models::kSoftwareLevelMin, models::kSoftwareLevelMax);
+  } catch (const ModelError& e) {
+    // A slow step at a large N: the level that meets it makes the whole run longer than the
+    // simulator holds. The anchor is why, not the scenario (found by a hostile-input review).
+    where.at(key).fail(fmt::format("the model gives {} at N={}; on the way to a software level that meets {}, the run "
+                                   "became one the model cannot simulate ({})",
+                                   shown(a.modelled_before), n, shown(a.measured), e.what()),
+                       "check the time and that the scenario describes the measured system");
+  }
+  a.software_factor = level.factor;
   if (!std::isfinite(level.residual)) {
     where.at(key).fail(fmt::format("the model gives no time at N={} for a software level near x{:.3g}", n, level.factor),
                        "check the time and that the scenario describes the measured system");
@@ -76,9 +89,6 @@ void apply_anchor(ScenarioSpec& spec, Anchor& a, const config::ConfigNode& where
     const double f1 = level.residual;
     const std::string side = std::fabs(f1) > 1e-6 ? fmt::format("{} x{}", f1 > 0 ? "above" : "below", f1 > 0 ? models::kSoftwareLevelMax : models::kSoftwareLevelMin)
                                                    : fmt::format("x{:.3g}", a.software_factor);
-    const auto shown = [step](Duration d) {
-      return step ? fmt::format("{:.4g} s", to_seconds(d)) : fmt::format("{:.4g} min", to_seconds(d) / 60);
-    };
     where.at(key).fail(fmt::format("the model gives {} at N={}; meeting {} takes a software level {}, outside the plausible {}..{}",
                           shown(a.modelled_before), n, shown(a.measured), side, models::kSoftwareLevelMin, models::kSoftwareLevelMax),
               "check the time and that the scenario describes the measured system");

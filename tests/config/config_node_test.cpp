@@ -54,6 +54,21 @@ TEST(ConfigNode, ErrorsNameFileLineColumnAndKey) {
                "(expected a bandwidth such as \"450 GB/s\" or \"400 Gb/s\")");
 }
 
+TEST(ConfigNode, AnEmptyValueIsWhereItsKeyIs) {
+  // yaml-cpp marks an empty value where the next token starts, the following line's key: the
+  // error belongs on the empty key's own line, whether read by name or walked.
+  const ConfigNode root = load_string("seed:\nworkload: bert\nplatform:\n  host_cpu:\n  name: x\n", "s.yaml");
+  const InputError by_name = error_of([&] { root.at("platform").at("host_cpu").as_string(); });
+  EXPECT_EQ(by_name.where().line, 4);
+  EXPECT_EQ(by_name.where().column, 3);
+  for (const auto& [key, value] : root.entries()) {
+    if (key != "seed") continue;
+    const InputError walked = error_of([&] { value.as_string(); });
+    EXPECT_EQ(walked.where().line, 1);
+    EXPECT_EQ(walked.where().column, 1);
+  }
+}
+
 TEST(ConfigNode, MissingKeyIsNamed) {
   const ConfigNode root = load_string("a: {x: 1}\n", "m.yaml");
   const InputError e = error_of([&] { root.at("a").at("y"); });

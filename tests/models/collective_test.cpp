@@ -192,6 +192,7 @@ TEST(HostCpu, AProcessorsNameSaysItsVendor) {
   EXPECT_EQ(host_cpu_of_processor("AMD EPYC 9654 96-Core Processor"), HostCpu::amd);
   EXPECT_EQ(host_cpu_of_processor("2x EPYC 9474F"), HostCpu::amd);
   EXPECT_EQ(host_cpu_of_processor("NVIDIA Grace CPU"), HostCpu::arm);
+  EXPECT_EQ(host_cpu_of_processor("Ampere Altra Max M128-30"), HostCpu::arm);  // Neoverse N1 cores
   EXPECT_EQ(host_cpu_of_processor(""), std::nullopt);
   EXPECT_EQ(host_cpu_from_name("AMD"), HostCpu::amd);
   EXPECT_EQ(host_cpu_from_name("sparc"), std::nullopt);

@@ -317,6 +317,18 @@ TEST(LayoutSearch, TensorParallelismDividesTheHeadsAndTheKeyValueGroups) {
   EXPECT_LE(e->layout.tp, 8) << e->layout.describe();
 }
 
+TEST(LayoutSearch, EveryPartOfAPipelineHoldsALayer) {
+  // Llama2-70B pre-training is 82 layer instances (the embedding, 80 decoder layers, the head):
+  // 82 pipeline parts at most, virtual stages counted, refused as a layout that cannot be (it was
+  // an error of the simulation, exit 1, or an out-of-memory row for a stage of no layers).
+  const Workload w = testing::shipped_workload("llama2_70b_pretrain");
+  EXPECT_EQ(unsupported_split(w, 1, 1, 82), "");
+  EXPECT_EQ(unsupported_split(w, 1, 1, 83), "PP83 needs at least 83 layers to place, llama2_70b_pretrain has 82");
+  EXPECT_EQ(unsupported_split(w, 1, 1, 4, 20), "");
+  EXPECT_EQ(unsupported_split(w, 1, 1, 4, 21),
+            "PP4 x 21 virtual stages needs at least 84 layers to place, llama2_70b_pretrain has 82");
+}
+
 TEST(LayoutSearch, NeverTriesASplitTheWorkloadDescribesNoTrafficFor) {
   // Stable Diffusion's UNet has no GEMM that TP splits, no CP exchange and no pipeline boundary:
   // unsupported_split refuses each, and an estimate at TP2 says why instead of making TP free.

@@ -266,7 +266,14 @@ TEST(Parallelism, GroupsFollowTheRankOrder) {
   EXPECT_EQ(why, "TP16 spans more than one 8-accelerator scale-up domain");
   s.tensor = 3;
   EXPECT_FALSE(resolve_layout(s, p.topology, 1024, 128, why));
-  EXPECT_EQ(why, "1024 accelerators cannot hold TP3 x CP2 x PP1 = 6");
+  EXPECT_EQ(why, "1024 accelerators are not a multiple of TP3 x CP2 x PP1 = 6");
+  // A product past an int's range is reported as written, not wrapped (found by a hostile-input
+  // review: PP1000000000 printed -589934592).
+  s.tensor = 8;
+  s.pipeline = 1'000'000'000;
+  EXPECT_FALSE(resolve_layout(s, p.topology, 1024, 128, why));
+  EXPECT_EQ(why, "TP8 x CP2 x PP1000000000 = 16000000000 is more than the 1024 accelerators");
+  s.pipeline = 1;
   s.tensor = 4;
   EXPECT_FALSE(resolve_layout(s, p.topology, 1024, 100, why));
   EXPECT_EQ(why, "the global batch 100 does not split over 128 data-parallel ranks");

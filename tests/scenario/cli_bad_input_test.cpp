@@ -234,8 +234,9 @@ TEST(Cli, SilentlyAcceptedCasesWarnOrFail) {
   fs::create_directories(dir);
   {
     std::ofstream f(dir / "systems.csv");
-    f << "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size,time_to_train_min\n"
-         "bert,NVIDIA H100-SXM5-80GB,8,2,8,,\n";
+    f << "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size,time_to_train_min,"
+         "host_processor\n"
+         "bert,NVIDIA H100-SXM5-80GB,8,2,8,,,zzz\n";
   }
   // Counts that contradict each other are said, with file, line and column; a table without a
   // single time cannot be validated or analysed (exit 2, nothing written).
@@ -243,6 +244,9 @@ TEST(Cli, SilentlyAcceptedCasesWarnOrFail) {
   EXPECT_EQ(p.status, 0) << p.output;
   EXPECT_NE(p.output.find("systems.csv:2: accelerators_total: 8 is not accelerators_per_node x nodes (8 x 2)"),
             std::string::npos)
+      << p.output;
+  // A host processor of no known vendor is said, not read as the platform's without a word.
+  EXPECT_NE(p.output.find("systems.csv:2: host_processor: 'zzz' names no vendor scalepoint knows"), std::string::npos)
       << p.output;
   for (const char* cmd : {"validate --data ", "analyze --data "}) {
     const RunResult v = run(cmd + (dir / "systems.csv").string() + " --out " + (dir / "out").string());

@@ -114,6 +114,16 @@ TEST(Cli, ThePredictExampleRunsAsTheReadmeShowsIt) {
     EXPECT_TRUE(fs::exists(out / "p.png"));
     EXPECT_NE(r.output.find("p.csv and " + (out / "p.png").string()), std::string::npos) << r.output;
   }
+  // A file-size limit of 1 KiB stands in for a full disk: the table fits, the plot's script does
+  // not. That is the run's failure (exit 1, the reason), not a missing gnuplot, and nothing is left
+  // behind (found by a hostile-input review: exit 0, no plot, and an empty script file).
+  const fs::path full = fresh_dir("predict_full");
+  fs::create_directories(full);
+  const RunResult f = sp::testing::shell("bash -c 'ulimit -f 1; " + std::string(SP_CLI) + " predict --systems " +
+                                         SP_SOURCE_DIR + "/scenarios/predict_example.csv --out " + (full / "p.csv").string() + "'");
+  EXPECT_EQ(f.status, 1) << f.output;
+  EXPECT_NE(f.output.find("scalepoint: error: cannot write " + full.string() + "/"), std::string::npos) << f.output;
+  EXPECT_TRUE(fs::is_empty(full)) << f.output;
 }
 
 TEST(Cli, APredictionThatFailsIsARowThatSaysWhyAndThePlotHasTheOthers) {
@@ -390,6 +400,23 @@ TEST(Cli, PlatformOptionReplacesTheScenariosPlatform) {
   const RunResult bad = run("run " + scenario("bert") + " --platform dgx_h2000");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.output.find("did you mean 'dgx_h200'"), std::string::npos) << bad.output;
+  // A platform file's errors name that file and line, and those of the protocol table it
+  // includes name the table it includes, not the shipped one the scenario's platform included
+  // (found by a hostile-input review: both were reported without a line, or at the shipped file).
+  const fs::path own = fresh_dir("own_platform");
+  fs::create_directories(own);
+  std::string platform = slurp(fs::path(SP_SOURCE_DIR) / "scenarios/platforms/dgx_h100.yaml");
+  std::ofstream(own / "nccl_protocols.yaml") << "ll: {bandwidth_factor: 0.5, chunk: \"32 KiB\", launch: \"6 GB/s\"}\n";
+  std::ofstream(own / "p.yaml") << platform;
+  const RunResult table = run("run " + scenario("bert") + " --platform " + (own / "p.yaml").string());
+  EXPECT_EQ(table.status, 2);
+  EXPECT_NE(table.output.find((own / "nccl_protocols.yaml").string() + ":1:54: platform.protocols.ll.launch: "),
+            std::string::npos) << table.output;
+  std::ofstream(own / "p.yaml") << "host_cpu: zen\n" << platform;
+  const RunResult host = run("run " + scenario("bert") + " --platform " + (own / "p.yaml").string());
+  EXPECT_EQ(host.status, 2);
+  EXPECT_NE(host.output.find((own / "p.yaml").string() + ":1:11: platform.host_cpu: unknown host CPU 'zen'"),
+            std::string::npos) << host.output;
 }
 
 
@@ -419,6 +446,12 @@ TEST(Cli, AnchorTakesATimeToTrainOrAStepAndSaysWhichItTook) {
     EXPECT_NE(r.output.find("--anchor"), std::string::npos) << bad << ": " << r.output;
     EXPECT_NE(r.output.find(says), std::string::npos) << bad << ": " << r.output;
   }
+  // A step so slow at 1,024 GPUs that the level meeting it makes the run longer than the
+  // simulator holds: the anchor's error, exit 2, not a failed simulation (exit 1, no key; found by
+  // a hostile-input review).
+  const RunResult slow = run("run " + scenario("llama2_70b_pretrain") + " --anchor 1024=20s/step --out " + out.string());
+  EXPECT_EQ(slow.status, 2) << slow.output;
+  EXPECT_NE(slow.output.find("--anchor 1024=20s/step: anchor.step_time: the model gives "), std::string::npos) << slow.output;
 }
 
 TEST(Cli, AnalyzeCountsABenchmarkSpelledTwoWaysAsOne) {

@@ -262,7 +262,9 @@ TEST(Sweep, AKilledWorkerRankStopsTheSweepAndResumeCompletesIt) {
 worker=""
 while [ -z "$worker" ] && kill -0 $m 2>/dev/null; do
   for p in $(pgrep -f "sweep .*--out DIR$"); do
-    xargs -0 -n1 echo < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && worker=$p
+    # One grep over the NUL-separated environment: an echo per variable (xargs -n1) spawned
+    # hundreds of processes a pass beside two busy ranks, and found the worker only as it ended.
+    grep -qzx OMPI_COMM_WORLD_RANK=1 /proc/$p/environ 2>/dev/null && worker=$p
   done
   sleep 0.01
 done
