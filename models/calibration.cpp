@@ -131,8 +131,8 @@ std::map<std::string, SoftwareLevel> parse_levels(const config::ConfigNode& n) {
 Calibration parse_calibration(const config::ConfigNode& n) {
   // The summaries calibrate mlperf writes beside the parameters are for readers; anything else
   // is a misspelt key or another file, which would otherwise calibrate nothing, silently.
-  n.expect_only({"provenance", "workloads", "model_error_by_scale", "software", "in_sample", "leave_one_system_out",
-                 "leave_one_kind_out", "residuals"});
+  n.expect_only({"provenance", "workloads", "model_error_by_scale", "software", "clock_boost", "in_sample",
+                 "leave_one_system_out", "leave_one_kind_out", "residuals"});
   if (!n.has("workloads") && !n.has("software")) {
     n.fail("has neither workloads nor software: not a calibration file", "calibration/params/mlperf_v4.1.yaml is one");
   }
@@ -166,6 +166,14 @@ Calibration parse_calibration(const config::ConfigNode& n) {
       }
       c.workloads[name] = w;
     }
+  }
+  if (auto b = n.find("clock_boost")) {
+    b->expect_only({"gain", "sd"});
+    c.clock_boost_gain = b->at("gain").as_number();
+    if (!(c.clock_boost_gain >= 0 && c.clock_boost_gain <= Calibration::kMaxClockBoostGain)) {
+      b->at("gain").fail(fmt::format("must be between 0 and {} (a relative clock gain)", Calibration::kMaxClockBoostGain));
+    }
+    if (auto x = b->find("sd")) c.clock_boost_sd = log_spread(*x);
   }
   if (auto sw = n.find("software")) {
     sw->expect_only({"reference", "spreads", "stacks", "families", "kinds"});

@@ -67,6 +67,15 @@ struct Calibration {
   double workload_spread = 2.0;
   std::string reference_stack = "nvidia", reference_family = "hopper/nvidia", reference_kind = "H100-SXM5-80GB";
   std::map<int, double> scale_error;  // upper bound of N -> model error there (Workload::model_error_by_scale)
+  // How much faster the compute-bound kernels of a run with its SM clock boosted go (nvidia-smi
+  // boost-slider --vboost; Accelerator::compute_clock = 1 + gain), and the fit's uncertainty of
+  // it. Fitted on the rows whose configurations boost against those that do not; no public figure.
+  double clock_boost_gain = 0, clock_boost_sd = 0;
+  /// The most a boost can give: the SMs stay within their clock range, whose top (1.98 GHz on the
+  /// H100 SXM5) is 8 % above the 1.83 GHz its low-precision tensor peak is rated at (NVIDIA's H100
+  /// whitepaper, as transcribed at glennklockwood.com/garden/processors/h100), and a power-capped
+  /// part runs below its rated clock: twice that.
+  static constexpr double kMaxClockBoostGain = 0.16;
 
   /// The workload as calibration has it, for its code on software `stack` (the files' when
   /// empty): its implementation costs and prediction spread fitted (the file's where the fit has

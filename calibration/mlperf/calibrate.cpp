@@ -197,6 +197,7 @@ FitResult calibrate_mlperf(const std::vector<MlperfResult>& rows, const models::
       case Parameter::Kind::host_per_step:
         out.parameter_names.push_back(q.name + ".host_per_step" + (q.stack.empty() ? "" : "_on." + q.stack));
         break;
+      case Parameter::Kind::clock_boost: out.parameter_names.push_back("clock_boost.gain"); break;
       case Parameter::Kind::stack: out.parameter_names.push_back("stack: " + q.name); break;
       case Parameter::Kind::family: out.parameter_names.push_back("family: " + q.name); break;
       case Parameter::Kind::kind: out.parameter_names.push_back("kind: " + q.name); break;

@@ -79,6 +79,9 @@ std::string calibration_yaml(const FitResult& f, const std::string& data_file, c
       y += fmt::format("  \"{}\": {:.6g}\n", name, it->second);
     }
   }
+  y += fmt::format("clock_boost: {{gain: {:.6g}, sd: {:.6g}}}  # compute-bound kernels of a run that boosts its SM clock "
+                   "(nvidia-smi boost-slider --vboost) go 1 + gain times as fast\n",
+                   c.clock_boost_gain, c.clock_boost_sd);
   y += "software:  # log-scales relative to the reference; sd: of the sum from the stack down to the level\n";
   y += fmt::format("  reference: {{stack: {}, family: \"{}\", kind: {}}}\n", c.reference_stack, c.reference_family,
                    c.reference_kind);

@@ -44,6 +44,10 @@ double efficiency_parameter(const models::Workload& w) {
 // The host time per step of another software stack's code than the files describe (maxdiffusion
 // on JAX, tinygrad): from a single host synchronisation (0.1 ms) to a second of host work a step.
 constexpr double kOtherStackHostMin = 1e-4, kOtherStackHostMax = 1.0;
+// The clock-boost gain: a logistic over [0, the most a boost can give]. Its prior sits at the
+// middle of that range, as wide as the range (no public figure says where in it a boost lands).
+double boost_gain_of(double u) { return models::Calibration::kMaxClockBoostGain * logistic(u); }
+constexpr double kBoostPriorSd = 2.0;
 
 }  // namespace
 
@@ -118,6 +122,8 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
       q.hi = hi;
       p.deps.push_back(add(q));
     }
+    p.boosted = r.boosted(p.workload);
+    if (p.boosted) p.deps.push_back(add({K::clock_boost, "clock_boost", -1, 0.0, kBoostPriorSd, -1, {}}));
     p.family = a.family + "/" + p.stack;
     // Every level gets a parameter; fit() holds those of its reference at 0.
     const auto level = [&](K kind, const std::string& key, double spread) {
@@ -149,6 +155,7 @@ models::Workload FitProblem::with(const PreparedRow& r, const Eigen::VectorXd& x
         w.evaluation_costs.*models::kEvaluationCosts[static_cast<std::size_t>(q.cost)].member = seconds(std::exp(x[i]));
         break;
       case Parameter::Kind::host_per_step: w.host_per_step = seconds(bounded(x[i], q.lo, q.hi)); break;
+      case Parameter::Kind::clock_boost: p.accelerator.compute_clock = 1 + boost_gain_of(x[i]); break;
       default: log_scale += x[i];
     }
   }
@@ -310,6 +317,12 @@ models::Calibration FitProblem::calibration(const Fit& f) const {
     if (!f.seen[k]) continue;
     if (q.kind == Parameter::Kind::evaluation_cost) {
       c.workloads[q.name].evaluation_costs[static_cast<std::size_t>(q.cost)] = seconds(std::exp(f.x[i]));
+    }
+    if (q.kind == Parameter::Kind::clock_boost) {
+      // d gain / du = max L (1 - L) for the logistic L.
+      const double l = logistic(f.x[i]);
+      c.clock_boost_gain = boost_gain_of(f.x[i]);
+      c.clock_boost_sd = models::Calibration::kMaxClockBoostGain * l * (1 - l) * std::sqrt(std::max(0.0, f.covariance(i, i)));
     }
     if (q.kind == Parameter::Kind::host_per_step) {
       models::WorkloadCalibration& curve = c.workloads[q.name];

@@ -8,6 +8,9 @@
 //  - per workload, the per-evaluation overhead, per-evaluation-batch overhead, host work and
 //    asynchronous scoring where its file has them (log):
 //    quantities once read off single rows, now fitted so that a row left out leaves them out too;
+//  - the compute-clock gain of a run that boosts its SM clock (nvidia-smi boost-slider --vboost),
+//    within [0, Calibration::kMaxClockBoostGain] (a logistic), on the rows whose configurations
+//    set it (NVIDIA's one-node Llama2-70B LoRA ones): the same silicon at another clock;
 //  - per software stack, architecture family on a stack, and accelerator kind with rows (log):
 //    the software efficiency beyond what kernel costs explain, relative to a reference, with
 //    zero-centred priors whose widths are the levels' spreads (models/calibration.hpp). The
@@ -31,7 +34,7 @@
 namespace sp::calibration {
 
 struct Parameter {
-  enum class Kind { efficiency, evaluation_cost, host_per_step, stack, family, kind } kind;
+  enum class Kind { efficiency, evaluation_cost, host_per_step, clock_boost, stack, family, kind } kind;
   std::string name;   // workload or level key
   int workload = -1;  // for the workload's parameters
   double prior = 0;   // centre, in the transformed space
@@ -52,6 +55,7 @@ struct PreparedRow {
   std::string family;               // "family/stack"
   std::vector<Eigen::Index> deps;   // the parameters it depends on; deps[0] is its efficiency
   std::vector<Eigen::Index> levels; // those of deps that are software levels
+  bool boosted = false;             // ran with its SM clock boosted (MlperfResult::boosted)
   double converged_samples = 0;     // what its scored runs converged at (0: not in the table)
 };
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "models/catalog.hpp"
+#include "models/workloads/workload.hpp"
 #include "models/network/kinds.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/core/error.hpp"
@@ -37,6 +38,10 @@ bool MlperfResult::repeats_an_earlier_row(const std::vector<MlperfResult>& rows,
     }
   }
   return false;
+}
+
+bool MlperfResult::boosted(const models::Workload& w) const {
+  return clock_boost ? *clock_boost > 0 : nodes == 1 && w.clock_boost_one_node > 0;
 }
 
 std::string MlperfResult::left_out_as_a_repeat() const {
@@ -112,6 +117,11 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     r.tensor_parallel = degree("tensor_parallel");
     r.context_parallel = degree("context_parallel");
     r.pipeline_parallel = degree("pipeline_parallel");
+    if (t.has_column("clock_boost")) {
+      const auto v = t.integer(i, "clock_boost");
+      if (v && (*v < 0 || *v > 100)) t.fail(i, "clock_boost", "needs a boost setting from 0 (none) to 100, or nothing");
+      if (v) r.clock_boost = static_cast<int>(*v);
+    }
     if (t.has_column("subm_mean_to_converge")) {
       if (const auto c = t.number(i, "subm_mean_to_converge")) {
         if (!(*c > 0)) t.fail(i, "subm_mean_to_converge", "must be positive");

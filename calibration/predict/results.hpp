@@ -10,6 +10,10 @@
 #include "sim/config/csv.hpp"
 
 namespace sp::models {
+struct Workload;
+}
+
+namespace sp::models {
 class Catalog;
 }
 
@@ -72,6 +76,12 @@ struct MlperfResult {
   // The hosts' processor as declared (column host_processor, "AMD EPYC 9654", may be empty): the
   // collective library prices steps across nodes by its vendor (models::Platform::host_cpu).
   std::string host_processor;
+  // The clock-boost setting it ran at (column clock_boost: its configuration's VBOOST_VALUE, which
+  // `nvidia-smi boost-slider --vboost` applies; 0 none). Empty: its workload's reference
+  // configurations' (models::Workload::clock_boost_one_node on one node, none on more).
+  std::optional<int> clock_boost;
+  /// Whether it ran with its SM clock boosted: as it says, else as its workload's recipe has it.
+  bool boosted(const models::Workload& w) const;
   std::vector<PhaseObservation> phases;
   // The MLPerf round it was submitted to ("4.1"; column `round`, may be empty): which round's RCPs
   // its convergence is predicted from (models::ConvergenceTable::at_round).

@@ -172,6 +172,7 @@ ConfiguredSystem configure(const MlperfResult& row, const SystemModelInputs& in)
   const std::string stack = models::software_stack_of(row.framework, *a);
   w = in.calibration.calibrated(std::move(*w), stack);
   const models::SoftwareEfficiency software = in.calibration.apply(p->accelerator, stack);
+  if (row.boosted(*w)) p->accelerator.compute_clock = 1 + in.calibration.clock_boost_gain;
   double curve_sd = 0;
   if (auto it = in.calibration.workloads.find(w->name); it != in.calibration.workloads.end()) curve_sd = it->second.log_sd;
   out.kind = a->name;

@@ -14,7 +14,7 @@ Duration kernel_time(const Kernel& k, const Accelerator& a) {
       const Duration products =
           scale(gemm_time_modelled(a, k.dtype, k.shape) - latency, k.work / (k.backward ? e.backward : e.forward));
       const Duration softmax = a.special_function_rate.value() > 0
-                                   ? seconds(k.exponentials / a.special_function_rate.value())
+                                   ? seconds(k.exponentials / (a.special_function_rate.value() * a.compute_clock))
                                    : Duration::zero();
       const Duration body = k.softmax_overlapped ? max(products, softmax) : products + softmax;
       return scale(latency + body, k.count);

@@ -66,6 +66,12 @@ struct Accelerator {
   /// reference H100 (1), beyond what its kernel costs explain: a factor on compute time. Set by
   /// calibration (calibration/params), not by the file.
   double efficiency_scale = 1.0;
+  /// The SM clock relative to the one its kernel costs describe, which the arithmetic of GEMMs
+  /// and attention (tensor and multi-function units) runs at: above 1 where a run boosts it
+  /// (`nvidia-smi boost-slider --vboost`, which NVIDIA's one-node MLPerf configurations set).
+  /// Bytes keep their time: HBM's clock is not the SMs'. Set from calibration for a boosted run,
+  /// not by the file.
+  double compute_clock = 1.0;
   /// What its kernels cost (models/hardware/kernel_costs.hpp): measured or estimated from its spec.
   KernelCosts compute;
   std::optional<MigGeometry> mig;  // where it supports MIG

@@ -35,7 +35,8 @@ double trend_seconds(const Accelerator& a, const std::string& dt, const GemmShap
   const KernelCosts& c = a.compute;
   const GemmRate* found = for_dtype(c.gemm, dt);
   const GemmRate rate = found ? *found : GemmRate{};
-  const double peak = a.peak.at(dt).value();
+  // The tile's arithmetic runs at the SM clock (a boosted one included); its bytes at HBM's.
+  const double peak = a.peak.at(dt).value() * a.compute_clock;
   // Narrow GEMMs get narrow tiles (tensor-core instructions come in widths of 8 to 256).
   const double tm = std::min<double>(c.tile_m, std::max(64.0, pow2_at_least(s.m)));
   const double tn = std::min<double>(c.tile_n, std::max(16.0, pow2_at_least(s.n)));

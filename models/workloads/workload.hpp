@@ -222,6 +222,10 @@ struct BenchmarkRules {
   EvaluationRule evaluation;
   ConvergenceTable convergence;
   int runs_per_result = 10;   // MLPerf scores the olympic mean of this many runs
+  /// The clock-boost setting (nvidia-smi boost-slider --vboost value) its reference
+  /// configurations run one node at (0: none); on more nodes they set none. What a result that
+  /// does not say ran at (MlperfResult::clock_boost).
+  int clock_boost_one_node = 0;
 };
 
 /// How submitters lay it out: the v4.1 layouts and global batches.

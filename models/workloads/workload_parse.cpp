@@ -226,7 +226,7 @@ Workload parse_workload(const config::ConfigNode& n) {
   n.expect_only({"name", "mlperf_benchmark", "benchmark_aliases", "description", "sample", "precision",
                  "gradient_bytes_per_parameter", "gradient_bucket", "optimizer_traffic_per_parameter",
                  "tokens_per_sample", "compute", "layers", "transformer", "dataset", "evaluation", "convergence",
-                 "parallelism", "memory", "runs_per_result", "typical_global_batch"});
+                 "parallelism", "memory", "runs_per_result", "typical_global_batch", "clock_boost_one_node"});
   Workload w;
   w.name = n.at("name").as_string();
   w.mlperf_benchmark = n.at("mlperf_benchmark").as_string();
@@ -311,6 +311,12 @@ Workload parse_workload(const config::ConfigNode& n) {
   w.memory.reserved = mem.at("reserved").as_nonnegative_bytes();
   if (transformer) w.memory.fp8_activation_input = transformer->fp8_activation_input;
   w.runs_per_result = n.at("runs_per_result").as_count();
+  if (auto b = n.find("clock_boost_one_node")) {
+    const std::int64_t v = b->as_int();
+    // nvidia-smi's boost slider takes small settings; 0 is none.
+    if (v < 0 || v > 100) b->fail("expected a boost setting from 0 (none) to 100");
+    w.clock_boost_one_node = static_cast<int>(v);
+  }
   const config::ConfigNode typical = n.at("typical_global_batch");
   for (const auto& [key, value] : typical.entries()) {
     char* end = nullptr;

@@ -106,8 +106,10 @@ int main(int argc, char** argv) {
                           "CSV with benchmark, accelerator, accelerators_per_node, nodes, accelerators_total, "
                           "global_batch_size (may be empty); optional tensor_parallel, context_parallel, pipeline_parallel (the "
                           "layout the system runs; empty: the workload's rule), round (the MLPerf round whose reference "
-                          "convergence applies, e.g. 5.0; empty: the workload file's) and host_processor (its vendor "
-                          "prices the collectives' steps across nodes, as NCCL does; empty: the platform's host_cpu)")
+                          "convergence applies, e.g. 5.0; empty: the workload file's), host_processor (its vendor "
+                          "prices the collectives' steps across nodes, as NCCL does; empty: the platform's host_cpu) "
+                          "and clock_boost (the nvidia-smi boost-slider --vboost setting it runs at; empty: its "
+                          "workload's reference configurations')")
       ->required();
   predict_cmd->add_option("--out,-o", predict.out, "output CSV")->required();
   predict_cmd->add_option("--samples", predict.samples, "Monte Carlo replicates for p10/p90")

@@ -70,6 +70,12 @@ TEST(Calibrate, TheCommittedParametersComeFromTheCommittedData) {
   const models::Calibration committed = models::parse_calibration(
       config::load_file(std::string(SP_SOURCE_DIR) + "/calibration/params/mlperf_v4.1.yaml"));
   ASSERT_EQ(fit.calibration.workloads.size(), committed.workloads.size());
+  // The boosted clock of NVIDIA's one-node Llama2-70B LoRA configurations: fitted, and inside its
+  // range rather than at an end of it, where the logistic would be holding it.
+  EXPECT_NEAR(fit.calibration.clock_boost_gain, committed.clock_boost_gain, 1e-6);
+  EXPECT_NEAR(fit.calibration.clock_boost_sd, committed.clock_boost_sd, 1e-6);
+  EXPECT_GT(committed.clock_boost_gain, 0.01);
+  EXPECT_LT(committed.clock_boost_gain, 0.95 * models::Calibration::kMaxClockBoostGain);
   for (const auto& [name, c] : committed.workloads) {
     const models::WorkloadCalibration& got = fit.calibration.workloads.at(name);
     EXPECT_NEAR(got.software_efficiency / c.software_efficiency, 1, 1e-5) << name;
@@ -152,6 +158,10 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
   // evaluations there against those at TP1 CP2, device-bound, tell it from the batch overhead.
   // Below that it changes no phase and the prior keeps it (60 us comes back as 39 us).
   truth.workloads["llama2_70b_lora"].cost("evaluation_dispatch_per_kernel") = microseconds(100);
+  // A boosted clock 5 % faster on the one-node Llama rows (their configurations' VBOOST_VALUE=1)
+  // than on the multi-node ones, inside its range: the contrast between the two tells it from
+  // Llama's software efficiency, which both share.
+  truth.clock_boost_gain = 0.05;
   truth.workloads["bert"].host_per_step = seconds(0.0025);
   // Stable Diffusion's on NVIDIA's code and, separately, on maxdiffusion (JAX, the TPU rows): the
   // TPU rows' logged steps at 2 to 32 images per chip tell it from the TPU's level.
@@ -184,6 +194,7 @@ TEST(Calibrate, RecoversKnownParametersFromTimesTheModelGenerated) {
   for (const auto& [name, c] : truth.workloads) {
     EXPECT_NEAR(fit.calibration.workloads.at(name).software_efficiency / c.software_efficiency, 1, 0.02) << name;
   }
+  EXPECT_NEAR(fit.calibration.clock_boost_gain, 0.05, 0.01);
   const models::WorkloadCalibration& retinanet = fit.calibration.workloads.at("retinanet");
   EXPECT_NEAR(to_seconds(*retinanet.cost("evaluation_overhead")), 0.4, 0.04);
   EXPECT_NEAR(to_seconds(*retinanet.cost("host_work")), 18.0, 1.0);
@@ -281,6 +292,9 @@ TEST(Calibrate, AParameterFileOutsideItsRangesIsRefusedAtTheKey) {
       {"software: {kinds: {H100-SXM5-80GB: {log_scale: 40, sd: 0.1}}}",
        "software.kinds.H100-SXM5-80GB.log_scale: must be a log-scale from -5 to 5"},
       {"software: {spreads: {kind: 0, family: 0.25, stack: 0.7}}", "software.spreads.kind: must be greater than 0"},
+      {"workloads: {bert: {software_efficiency: 1.5}}\nclock_boost: {gain: 0.5, sd: 0.01}",
+       "params.yaml:2:21: clock_boost.gain: must be between 0 and 0.16"},
+      {"workloads: {bert: {software_efficiency: 1.5}}\nclock_boost: {gain: -0.01}", "clock_boost.gain: must be between 0 and 0.16"},
   };
   for (const auto& [yaml, expected] : cases) {
     try {

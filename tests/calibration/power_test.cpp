@@ -131,6 +131,35 @@ TEST(Results, ContradictoryCountsAreAWarningNamingTheRow) {
   }
 }
 
+TEST(Results, AClockBoostIsWhatTheRowSaysElseItsWorkloadsRecipe) {
+  // Column clock_boost: the configuration's VBOOST_VALUE. Empty: Llama2-70B LoRA's reference
+  // configurations boost one node (clock_boost_one_node: 1) and no more; BERT's boost none.
+  const auto rows = read_mlperf_results(config::CsvTable(
+      "benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,global_batch_size,clock_boost\n"
+      "llama2_70b_lora,NVIDIA H100-SXM5-80GB,8,1,8,8,\n"
+      "llama2_70b_lora,NVIDIA H100-SXM5-80GB,8,8,64,8,\n"
+      "llama2_70b_lora,NVIDIA B200-SXM-180GB,8,1,8,8,0\n"
+      "llama2_70b_lora,NVIDIA H100-SXM5-80GB,8,4,32,8,1\n"
+      "bert,NVIDIA H100-SXM5-80GB,8,1,8,,\n",
+      "b.csv"));
+  const models::Workload& llama = *catalog().find_workload("llama2_70b_lora");
+  const models::Workload& bert = *catalog().find_workload("bert");
+  EXPECT_TRUE(rows[0].boosted(llama));
+  EXPECT_FALSE(rows[1].boosted(llama));
+  EXPECT_FALSE(rows[2].boosted(llama));
+  EXPECT_TRUE(rows[3].boosted(llama));
+  EXPECT_FALSE(rows[4].boosted(bert));
+  try {
+    read_mlperf_results(config::CsvTable("benchmark,accelerator,accelerators_per_node,nodes,accelerators_total,"
+                                         "global_batch_size,clock_boost\nbert,NVIDIA H100-SXM5-80GB,8,1,8,,-1\n",
+                                         "b.csv"));
+    ADD_FAILURE() << "a boost of -1 was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("b.csv:2: clock_boost: needs a boost setting from 0 (none) to 100"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Results, WhatTheScoredRunsConvergedAt) {
   // The submission's mean times MLPerf's RCP scaling factor: Oracle's 512-GPU Llama runs needed
   // 8,947 samples (no scaling); a BERT system that converged in 2,342,372 samples against the

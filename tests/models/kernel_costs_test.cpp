@@ -44,6 +44,20 @@ TEST(KernelCosts, NarrowGemmIsBoundByItsBytes) {
   EXPECT_NEAR(testing::us(gemm_time(testing::toy_accelerator(), "bf16", GemmShape{8192, 16, 8192})), 2 + bytes / 0.8e12 * 1e6, 1e-3);
 }
 
+TEST(KernelCosts, ABoostedClockSpeedsTheArithmeticNotTheBytes) {
+  // The SMs 10 % faster (compute_clock 1.1): the 4096^3 GEMM's 11 waves of arithmetic take
+  // 299.89 / 1.1 = 272.63 us, still above its 126 us of operands, + 2 us latency; the LoRA
+  // down-projection stays at its 168.4 us of bytes (its arithmetic, 6.76 / 1.1 us, was never the
+  // bound), and so does an element-wise kernel: HBM's clock is not the SMs'.
+  Accelerator a = testing::toy_accelerator();
+  a.compute_clock = 1.1;
+  const double wave = 2.0 * 128 * 128 * (4096 + 64) / 5e12;
+  EXPECT_NEAR(testing::us(gemm_time(a, "bf16", GemmShape{4096, 4096, 4096})), 2 + 11 * wave * 1e6 / 1.1, 1e-3);
+  const double bytes = (8192.0 * 8192 + 8192 * 16) * 2 + 8192.0 * 16 * 2;
+  EXPECT_NEAR(testing::us(gemm_time(a, "bf16", GemmShape{8192, 16, 8192})), 2 + bytes / 0.8e12 * 1e6, 1e-3);
+  EXPECT_NEAR(testing::us(stream_time(a, Bytes(1e6), 100)), 201.25, 1e-6);
+}
+
 TEST(KernelCosts, SmallKernelsCostTheirLatencyNotAFractionOfFlops) {
   // 100 element-wise kernels moving 1 MB in all: 100 x 2 us + 1.25 us. On a chip ten times
   // faster in FLOP/s the latency is the same: small batches do not speed up with peak.

@@ -290,6 +290,7 @@ TEST(Transformer, FileErrorsNameTheirKey) {
        "transformer.vocabulary: at most 16777216"},
       {"{layers: 100000, hidden: 1048576, heads: 8, ffn: 4194304, vocabulary: 10, sequence: 8}", "",
        "transformer.layers: the architecture has 1.76e+18 weights: at most 1e15"},
+      {small + "}", "clock_boost_one_node: -1\n", "clock_boost_one_node: expected a boost setting from 0 (none) to 100"},
   };
   for (const Case& c : cases) {
     const std::string message = input_error_message([&] { parse(c.transformer, c.extra); });
