@@ -61,8 +61,9 @@ TEST(ConfigNode, AnEmptyValueIsWhereItsKeyIs) {
   const InputError by_name = error_of([&] { root.at("platform").at("host_cpu").as_string(); });
   EXPECT_EQ(by_name.where().line, 4);
   EXPECT_EQ(by_name.where().column, 3);
-  for (const auto& [key, value] : root.entries()) {
-    if (key != "seed") continue;
+  for (const auto& entry : root.entries()) {
+    if (entry.first != "seed") continue;
+    const ConfigNode& value = entry.second;  // clang 14 captures no structured binding
     const InputError walked = error_of([&] { value.as_string(); });
     EXPECT_EQ(walked.where().line, 1);
     EXPECT_EQ(walked.where().column, 1);
