@@ -33,6 +33,11 @@ std::string join(const std::vector<std::string>& parts) {
 
 int run_command(const RunOptions& o) {
   std::vector<config::Override> overrides;
+  if (!o.platform.empty()) {
+    // The platform file, includes resolved, in place of the scenario's: its errors name its lines.
+    // First, so that a --set of a platform key changes it rather than being replaced by it.
+    overrides.push_back(config::Override{"platform", "", "--platform " + o.platform, find_platform_file(o.platform).string()});
+  }
   for (const auto& s : o.overrides) overrides.push_back(config::parse_override(s));
   if (o.seed) {
     const std::string seed = std::to_string(*o.seed);
@@ -41,10 +46,6 @@ int run_command(const RunOptions& o) {
   if (o.samples) {
     const std::string k = std::to_string(*o.samples);
     overrides.push_back(config::Override{"samples", k, "--samples " + k});
-  }
-  if (!o.platform.empty()) {
-    // The platform file, includes resolved, in place of the scenario's: its errors name its lines.
-    overrides.push_back(config::Override{"platform", "", "--platform " + o.platform, find_platform_file(o.platform).string()});
   }
   if (!o.anchor.empty()) {
     // N=TIME (a time to train) or N=TIME/step (a step), as the scenario's anchor mapping, so that

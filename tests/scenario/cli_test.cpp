@@ -397,6 +397,13 @@ TEST(Cli, PlatformOptionReplacesTheScenariosPlatform) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("bert on DGX H200"), std::string::npos) << r.output;
   EXPECT_NE(slurp(out / "manifest.yaml").find("platform=<dgx_h200>"), std::string::npos);
+  // A --set of a platform key changes the platform --platform gives (it was replaced by it,
+  // silently): a tenth of the NIC bandwidth slows the 64-GPU step.
+  const fs::path slow = fresh_dir("platform_set");
+  ASSERT_EQ(run("run " + scenario("bert") + " --platform dgx_h200 --set accelerators=[64] --out " + out.string()).status, 0);
+  ASSERT_EQ(run("run " + scenario("bert") + " --platform dgx_h200 --set accelerators=[64] "
+                "--set 'platform.scale_out.nic_bandwidth=\"40 Gb/s\"' --out " + slow.string()).status, 0);
+  EXPECT_NE(slurp(out / "summary.csv"), slurp(slow / "summary.csv"));
   const RunResult bad = run("run " + scenario("bert") + " --platform dgx_h2000");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.output.find("did you mean 'dgx_h200'"), std::string::npos) << bad.output;
