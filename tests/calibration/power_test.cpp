@@ -142,8 +142,8 @@ TEST(Results, AClockBoostIsWhatTheRowSaysElseItsWorkloadsRecipe) {
       "llama2_70b_lora,NVIDIA H100-SXM5-80GB,8,4,32,8,1\n"
       "bert,NVIDIA H100-SXM5-80GB,8,1,8,,\n",
       "b.csv"));
-  const models::Workload& llama = *catalog().find_workload("llama2_70b_lora");
-  const models::Workload& bert = *catalog().find_workload("bert");
+  const models::Workload llama = *catalog().find_workload("llama2_70b_lora");
+  const models::Workload bert = *catalog().find_workload("bert");
   EXPECT_TRUE(rows[0].boosted(llama));
   EXPECT_FALSE(rows[1].boosted(llama));
   EXPECT_FALSE(rows[2].boosted(llama));
