@@ -122,8 +122,7 @@ FitProblem::FitProblem(const std::vector<MlperfResult>& rows, const models::Cata
       q.hi = hi;
       p.deps.push_back(add(q));
     }
-    p.boosted = r.boosted(p.workload);
-    if (p.boosted) p.deps.push_back(add({K::clock_boost, "clock_boost", -1, 0.0, kBoostPriorSd, -1, {}}));
+    if (r.boosted(p.workload)) p.deps.push_back(add({K::clock_boost, "clock_boost", -1, 0.0, kBoostPriorSd, -1, {}}));
     p.family = a.family + "/" + p.stack;
     // Every level gets a parameter; fit() holds those of its reference at 0.
     const auto level = [&](K kind, const std::string& key, double spread) {

@@ -55,7 +55,6 @@ struct PreparedRow {
   std::string family;               // "family/stack"
   std::vector<Eigen::Index> deps;   // the parameters it depends on; deps[0] is its efficiency
   std::vector<Eigen::Index> levels; // those of deps that are software levels
-  bool boosted = false;             // ran with its SM clock boosted (MlperfResult::boosted)
   double converged_samples = 0;     // what its scored runs converged at (0: not in the table)
 };
 

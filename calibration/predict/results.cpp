@@ -119,7 +119,9 @@ std::vector<MlperfResult> read_mlperf_results(const config::CsvTable& t) {
     r.pipeline_parallel = degree("pipeline_parallel");
     if (t.has_column("clock_boost")) {
       const auto v = t.integer(i, "clock_boost");
-      if (v && (*v < 0 || *v > 100)) t.fail(i, "clock_boost", "needs a boost setting from 0 (none) to 100, or nothing");
+      if (v && (*v < 0 || *v > models::kMaxClockBoostSetting)) {
+        t.fail(i, "clock_boost", fmt::format("needs a boost setting from 0 (none) to {}, or nothing", models::kMaxClockBoostSetting));
+      }
       if (v) r.clock_boost = static_cast<int>(*v);
     }
     if (t.has_column("subm_mean_to_converge")) {

@@ -228,6 +228,10 @@ struct BenchmarkRules {
   int clock_boost_one_node = 0;
 };
 
+/// The largest boost setting a file or a result row may name (nvidia-smi's slider takes small
+/// ones; 0 is none): past it, a typed-wrong number.
+inline constexpr int kMaxClockBoostSetting = 100;
+
 /// How submitters lay it out: the v4.1 layouts and global batches.
 struct SubmitterRecipes {
   ParallelSpecs parallelism;

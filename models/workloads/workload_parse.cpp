@@ -313,8 +313,9 @@ Workload parse_workload(const config::ConfigNode& n) {
   w.runs_per_result = n.at("runs_per_result").as_count();
   if (auto b = n.find("clock_boost_one_node")) {
     const std::int64_t v = b->as_int();
-    // nvidia-smi's boost slider takes small settings; 0 is none.
-    if (v < 0 || v > 100) b->fail("expected a boost setting from 0 (none) to 100");
+    if (v < 0 || v > kMaxClockBoostSetting) {
+      b->fail(fmt::format("expected a boost setting from 0 (none) to {}", kMaxClockBoostSetting));
+    }
     w.clock_boost_one_node = static_cast<int>(v);
   }
   const config::ConfigNode typical = n.at("typical_global_batch");
