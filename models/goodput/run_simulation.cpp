@@ -1,6 +1,7 @@
 #include "models/goodput/run_simulation.hpp"
 
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -29,8 +30,9 @@ class Run {
   RunOutcome go() {
     next_failure();
     train();
+    carry_on();
     while (!done_ && engine_.step()) {
-      if (engine_.events_processed() > kMaxEvents) {
+      if (engine_.events_processed() + inline_ends_ > kMaxEvents) {
         throw ModelError("a run with " + std::to_string(out_.failures) +
                          " failures has not finished; the failure rate is too high for its checkpoints and restarts");
       }
@@ -43,6 +45,13 @@ class Run {
 
  private:
   enum class Phase { train, stall, restart, wait };
+  // The end of a phase of the run's own chain (train, checkpoint stall, restart), and its value:
+  // the progress a training phase reaches, the one a checkpoint saves.
+  enum class End { none, train, stall, restart };
+  struct Due {
+    End end = End::none;
+    double value = 0;
+  };
 
   void record(RunSpan::Kind k, double from) {
     if (trace_ && secs(engine_.now()) > from) trace_->push_back({k, from, secs(engine_.now())});
@@ -55,38 +64,76 @@ class Run {
     failure_ = engine_.schedule_after(span(gap), [this] { fail(); });
   }
 
+  // The chain's next phase ends `seconds` from now. Between failures a run is a fixed sequence of
+  // phases (a checkpoint every few minutes for weeks: two events each), so where nothing else is
+  // due first (a failure, a repair, a write) the phase ends at once, the clock moved to its end
+  // (carry_on), and the engine sees an event only where something could come between. Both run
+  // in the same order at the same ticks: an event already due at that tick was scheduled before
+  // the phase's end would have been, and ran first.
+  void end_after(double seconds, End end, double value = 0) {
+    const SimTime at = engine_.now() + span(seconds);
+    if (engine_.idle_through(at)) {
+      engine_.advance_to(at);
+      due_ = {end, value};
+      ++inline_ends_;
+      return;
+    }
+    phase_event_ = engine_.schedule_at(at, [this, end, value] {
+      due_ = {end, value};
+      carry_on();
+    });
+  }
+
+  // Ends the phases that end before anything else is due, one after another (a loop: a run
+  // without failures is a million checkpoints deep).
+  void carry_on() {
+    while (due_.end != End::none) {
+      const Due d = std::exchange(due_, Due{});
+      switch (d.end) {
+        case End::train: trained(d.value); break;
+        case End::stall: stalled(d.value); break;
+        case End::restart: restarted(); break;
+        case End::none: break;
+      }
+    }
+  }
+
   void train() {
     phase_ = Phase::train;
     phase_start_ = secs(engine_.now());
     const double goal = std::min(p_.work_s, (std::floor(progress_ / p_.interval_s + 1e-9) + 1) * p_.interval_s);
-    phase_event_ = engine_.schedule_after(span(goal - progress_), [this, goal] {
-      record(RunSpan::Kind::train, phase_start_);
-      progress_ = goal;
-      if (goal >= p_.work_s) {
-        finish();
-      } else {
-        checkpoint(goal);
-      }
-    });
+    end_after(goal - progress_, End::train, goal);
+  }
+
+  void trained(double goal) {
+    record(RunSpan::Kind::train, phase_start_);
+    progress_ = goal;
+    if (goal >= p_.work_s) {
+      finish();
+    } else {
+      checkpoint(goal);
+    }
   }
 
   void checkpoint(double at_progress) {
     phase_ = Phase::stall;
     phase_start_ = secs(engine_.now());
-    phase_event_ = engine_.schedule_after(span(p_.stall_s), [this, at_progress] {
-      record(RunSpan::Kind::checkpoint, phase_start_);
-      out_.checkpoint_s += p_.stall_s;
-      if (p_.async) {
-        writes_.push_back(engine_.schedule_after(span(p_.write_s), [this, at_progress] {
-          durable_ = std::max(durable_, at_progress);
-          ++out_.checkpoints;
-        }));
-      } else {
-        durable_ = at_progress;
+    end_after(p_.stall_s, End::stall, at_progress);
+  }
+
+  void stalled(double at_progress) {
+    record(RunSpan::Kind::checkpoint, phase_start_);
+    out_.checkpoint_s += p_.stall_s;
+    if (p_.async) {
+      writes_.push_back(engine_.schedule_after(span(p_.write_s), [this, at_progress] {
+        durable_ = std::max(durable_, at_progress);
         ++out_.checkpoints;
-      }
-      train();
-    });
+      }));
+    } else {
+      durable_ = at_progress;
+      ++out_.checkpoints;
+    }
+    train();
   }
 
   void fail() {
@@ -119,6 +166,7 @@ class Run {
     } else {
       restart();
     }
+    carry_on();
   }
 
   void repaired() {
@@ -131,17 +179,20 @@ class Run {
       out_.wait_s += secs(engine_.now()) - phase_start_;
       record(RunSpan::Kind::wait_spare, phase_start_);
       restart();
+      carry_on();
     }
   }
 
   void restart() {
     phase_ = Phase::restart;
     phase_start_ = secs(engine_.now());
-    phase_event_ = engine_.schedule_after(span(p_.restart_s), [this] {
-      record(RunSpan::Kind::restart, phase_start_);
-      out_.restart_s += p_.restart_s;
-      train();
-    });
+    end_after(p_.restart_s, End::restart);
+  }
+
+  void restarted() {
+    record(RunSpan::Kind::restart, phase_start_);
+    out_.restart_s += p_.restart_s;
+    train();
   }
 
   void finish() { done_ = true; }
@@ -155,6 +206,8 @@ class Run {
   double phase_start_ = 0;
   double progress_ = 0, durable_ = 0;
   EventId phase_event_, failure_;
+  Due due_;
+  std::uint64_t inline_ends_ = 0;  // phases ended without an event: kMaxEvents counts them as events
   std::vector<EventId> writes_;
   int pool_ = 0, missing_ = 0;
   bool done_ = false;

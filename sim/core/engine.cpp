@@ -190,6 +190,17 @@ void Engine::run() {
   }
 }
 
+bool Engine::idle_through(SimTime t) {
+  const Bucket* b = next_bucket();
+  return b == nullptr || b->time_ps > t.ps();
+}
+
+void Engine::advance_to(SimTime t) {
+  if (t < now_) throw std::logic_error("Engine::advance_to: time in the past");
+  if (!idle_through(t)) throw std::logic_error("Engine::advance_to: an event is due first");
+  now_ = t;
+}
+
 void Engine::run_until(SimTime limit) {
   for (Bucket* b = next_bucket(); b != nullptr && b->time_ps <= limit.ps(); b = next_bucket()) step();
   if (now_ < limit) now_ = limit;

@@ -36,6 +36,13 @@ class Engine {
   void run();
   /// Runs every event with time <= limit, then sets now() to limit.
   void run_until(SimTime limit);
+  /// Whether no pending event is due at or before `t`. An event scheduled now for `t` would then
+  /// be the next to run (one already due at `t` runs first: it was scheduled earlier).
+  bool idle_through(SimTime t);
+  /// Moves now() to `t` without running anything, for a model that carries out its own chain of
+  /// deterministic steps where nothing could come between; `t` before now() or a pending event
+  /// due at or before `t` throws std::logic_error.
+  void advance_to(SimTime t);
 
   std::uint64_t events_processed() const { return processed_; }
   std::size_t pending() const { return live_; }
