@@ -47,11 +47,15 @@ std::string format_cell(const Column& c, std::size_t i) {
 
 std::string to_csv(const Table& t) {
   std::string out;
-  for (std::size_t j = 0; j < t.columns.size(); ++j) out += (j ? "," : "") + t.columns[j].name;
+  for (std::size_t j = 0; j < t.columns.size(); ++j) {
+    if (j) out += ',';
+    out += t.columns[j].name;
+  }
   out += '\n';
   for (std::size_t i = 0; i < t.rows(); ++i) {
     for (std::size_t j = 0; j < t.columns.size(); ++j) {
-      out += (j ? "," : "") + format_cell(t.columns[j], i);
+      if (j) out += ',';
+      out += format_cell(t.columns[j], i);
     }
     out += '\n';
   }
