@@ -71,7 +71,10 @@ void dispatch_from_host(const std::vector<LayerCompute*>& layers, Duration dispa
   for (auto it = layers.rbegin(); it != layers.rend(); ++it) pass((*it)->backward);
 }
 
-std::vector<LayerCompute> instance_computes(const Workload& w, const Accelerator& a, const ParallelLayout& layout) {
+namespace {
+thread_local InstanceComputeMemo* active_memo = nullptr;
+
+std::vector<LayerCompute> compute_instances(const Workload& w, const Accelerator& a, const ParallelLayout& layout) {
   const Shard shard = shard_of(w, layout);
   std::vector<LayerCompute> out;
   for (const LayerGroup& l : w.layers) out.insert(out.end(), static_cast<std::size_t>(l.repeat), layer_compute(l, w, a, shard));
@@ -81,6 +84,29 @@ std::vector<LayerCompute> instance_computes(const Workload& w, const Accelerator
     dispatch_from_host(passes, w.dispatch_per_kernel);
   }
   return out;
+}
+}  // namespace
+
+std::vector<LayerCompute> instance_computes(const Workload& w, const Accelerator& a, const ParallelLayout& layout) {
+  if (const auto* known = InstanceComputeMemo::lookup(w, a, layout)) return *known;
+  return compute_instances(w, a, layout);
+}
+
+InstanceComputeMemo::InstanceComputeMemo(const Workload& w, const Accelerator& a) : w_(w), a_(a), outer_(active_memo) {
+  active_memo = this;
+}
+
+InstanceComputeMemo::~InstanceComputeMemo() { active_memo = outer_; }
+
+const std::vector<LayerCompute>* InstanceComputeMemo::lookup(const Workload& w, const Accelerator& a,
+                                                             const ParallelLayout& layout) {
+  InstanceComputeMemo* m = active_memo;
+  if (m == nullptr || &m->w_ != &w || &m->a_ != &a) return nullptr;
+  // shard_of's fields of the layout: all compute_instances reads of it.
+  const auto key = std::make_tuple(layout.micro_batch, layout.tp, layout.cp, layout.sequence_parallel);
+  auto it = m->memo_.find(key);
+  if (it == m->memo_.end()) it = m->memo_.emplace(key, compute_instances(w, a, layout)).first;
+  return &it->second;
 }
 
 

@@ -20,6 +20,8 @@
 // the kernel latency, not from a curve.
 #pragma once
 
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "models/compute/launch.hpp"
@@ -61,5 +63,29 @@ void dispatch_from_host(const std::vector<LayerCompute*>& layers, Duration dispa
 /// `layout` on `a`, dispatched from the host where the workload says so (dispatch_per_kernel): what
 /// the step graph runs, and what it and the memory model split the pipeline on.
 std::vector<LayerCompute> instance_computes(const Workload& w, const Accelerator& a, const ParallelLayout& layout);
+
+/// While one lives on a thread, instance_computes of exactly `w` on exactly `a` (the same objects,
+/// unchanged meanwhile) remembers its answers by what they depend on, the layout's shard (its
+/// micro-batch, TP, CP and sequence parallelism): a layout search asks for the same shard's
+/// computes for the memory of every pipeline split and recompute mode, for each bound and for each
+/// graph. Scopes nest (the innermost answers, for its own objects only); copies of `w` or `a`, and
+/// other threads, are computed as without one.
+class InstanceComputeMemo {
+ public:
+  InstanceComputeMemo(const Workload& w, const Accelerator& a);
+  ~InstanceComputeMemo();
+  InstanceComputeMemo(const InstanceComputeMemo&) = delete;
+  InstanceComputeMemo& operator=(const InstanceComputeMemo&) = delete;
+
+  /// The remembered computes of `layout`'s shard, computed on first use; nullptr where `w` or `a`
+  /// are not this scope's.
+  static const std::vector<LayerCompute>* lookup(const Workload& w, const Accelerator& a, const ParallelLayout& layout);
+
+ private:
+  const Workload& w_;
+  const Accelerator& a_;
+  InstanceComputeMemo* outer_;
+  std::map<std::tuple<int, int, int, bool>, std::vector<LayerCompute>> memo_;
+};
 
 }  // namespace sp::models

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "models/compute/compute_model.hpp"
 #include "models/step/step_model.hpp"
 #include "sim/core/error.hpp"
 
@@ -303,6 +304,8 @@ bool some_layout_resolves(const Workload& w, const Platform& p, int n, std::int6
 std::optional<TrainingEstimate> fastest_layout(const Workload& w, const Platform& p, int n, std::int64_t gbs,
                                                const ParallelSpec& base, const LayoutSearch& search,
                                                Fidelity fidelity, LayoutFallback fallback, LayoutChoice choice) {
+  // Every candidate's memory, bounds and graphs ask for the compute of the same few shards.
+  const InstanceComputeMemo memo(w, p.accelerator);
   Search s{w, p, n, gbs, fidelity};
   s.allowed_micro_batches = search.micro_batch;  // for the declared layout and the recipe too
   if (base.declared) {

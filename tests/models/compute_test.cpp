@@ -120,6 +120,42 @@ TEST(ComputeModel, FusionDividesElementWiseWorkAndTheStackDividesAll) {
   EXPECT_NEAR(to_seconds(d.forward.time - layer_compute(gemm_only, w, a, s).forward.time), 1.01e-3, 1e-12);
 }
 
+TEST(ComputeModel, AMemoRemembersItsOwnObjectsShardsAndNothingElse) {
+  // Two layers of one teraflop GEMM a sample at 1 PFLOP/s without latency: 2 ms forward a layer at
+  // a micro-batch of 2, 4 ms at 4; the same at half the efficiency scale (a changed copy of the
+  // accelerator) 4 ms.
+  const Accelerator a = testing::simple_platform().accelerator;
+  const Workload w = testing::two_layer_workload(1, 1);
+  ParallelLayout two;
+  two.micro_batch = 2;
+  ParallelLayout four = two;
+  four.micro_batch = 4;
+  Accelerator half = a;
+  half.efficiency_scale = 0.5;
+  const auto ms = [](const std::vector<LayerCompute>& c) { return to_seconds(c.at(1).forward.time) * 1e3; };
+  EXPECT_NEAR(ms(instance_computes(w, a, two)), 2.0, 1e-9);
+  EXPECT_EQ(InstanceComputeMemo::lookup(w, a, two), nullptr);  // no scope, nothing remembered
+  {
+    const InstanceComputeMemo memo(w, a);
+    const std::vector<LayerCompute>* first = InstanceComputeMemo::lookup(w, a, two);
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(InstanceComputeMemo::lookup(w, a, two), first);  // the same answer, not computed again
+    EXPECT_NEAR(ms(instance_computes(w, a, two)), 2.0, 1e-9);
+    EXPECT_NEAR(ms(instance_computes(w, a, four)), 4.0, 1e-9);  // another shard, its own entry
+    EXPECT_NE(InstanceComputeMemo::lookup(w, a, four), first);
+    // Another accelerator object (a changed copy) is not this scope's: computed as it is.
+    EXPECT_EQ(InstanceComputeMemo::lookup(w, half, two), nullptr);
+    EXPECT_NEAR(ms(instance_computes(w, half, two)), 4.0, 1e-9);
+    {
+      const InstanceComputeMemo inner(w, half);  // scopes nest: the inner one answers for its objects
+      EXPECT_NE(InstanceComputeMemo::lookup(w, half, two), nullptr);
+      EXPECT_EQ(InstanceComputeMemo::lookup(w, a, two), nullptr);
+    }
+    EXPECT_EQ(InstanceComputeMemo::lookup(w, a, two), first);  // the outer one again
+  }
+  EXPECT_EQ(InstanceComputeMemo::lookup(w, a, two), nullptr);
+}
+
 TEST(Launch, TheHostDispatchesKernelsOneAfterAnother) {
   // d = 10 us per kernel. Ten 30 us kernels: the device bounds it, 10 + 10 x 30 = 310 us (the
   // first one waits for its dispatch). Ten 2 us kernels: the host does, 10 x 10 + 2 = 102 us.
